@@ -1,0 +1,694 @@
+"""Option tables of ``sbatch`` and ``srun`` (Slurm 22.05 to 25.x) plus pyxis, and value validators.
+
+The tables say, for every long option the two commands accept, its one-letter
+short form (if any), whether it takes an argument (``"required"``,
+``"optional"`` or ``"none"``) and, for the options whose values this project
+checks statically, which validator applies (see :func:`validate`).
+
+Where the facts come from (reference only, nothing is read at run time):
+
+* Slurm's own option table (``src/common/slurm_opt.c``: every
+  ``slurm_cli_opt_t`` entry gives the long name, ``has_arg`` and the short
+  letter; ``set_func`` means "all commands", ``set_func_sbatch`` /
+  ``set_func_srun`` restrict an option to one command);
+* the sbatch/srun man pages and release notes for the options that appeared
+  or changed between 22.05 and 25.11 (``--oom-kill-step`` 25.05,
+  ``--wait-for-children`` 25.05, ``--spread-segments`` /
+  ``--consolidate-segments`` 25.11, ``--requeue[=expedite]`` 25.11,
+  ``--resv-ports`` on sbatch in 25.11, ``--power`` only up to 22.05);
+* pyxis's ``spank_opts`` table (``args.c``).
+
+The tables are a union over those releases: an option that only one release
+knows is still listed, so the linter never calls a valid option unknown.
+
+Optional arguments follow getopt's rule: the value must be attached
+(``--exclusive=user``, ``-K1``); a separate word after the option is never its
+value.  A tokenizer of srun command lines therefore consumes the next word
+only for ``arg == "required"``.
+
+Lookups follow ``getopt_long``: a long option may be abbreviated to any
+unique prefix; an exact name always wins over a longer option it prefixes
+(``--mem`` is not ambiguous with ``--mem-per-cpu``); a prefix that matches
+several different options is ambiguous.
+
+This module uses the standard library only and does no work at import time
+beyond building the tables.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "OptionSpec",
+    "SBATCH",
+    "SRUN",
+    "PYXIS",
+    "ALIASES",
+    "VALUE_KINDS",
+    "lookup",
+    "lookup_exact",
+    "canonical",
+    "suggest",
+    "validate",
+]
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One command-line option.
+
+    ``long`` is the name without dashes, ``short`` the one-letter form or
+    ``None``, ``arg`` one of ``"required"``, ``"optional"``, ``"none"``,
+    ``value`` the validator kind for :func:`validate` or ``None``, and
+    ``pyxis`` is true for the options that only exist when the pyxis SPANK
+    plugin is loaded.
+    """
+
+    long: str
+    short: str | None
+    arg: str
+    value: str | None = None
+    pyxis: bool = False
+
+
+_R, _O, _N = "required", "optional", "none"
+
+# (long, short, arg, value kind).  Options of all of salloc/sbatch/srun or of
+# both sbatch and srun.
+_BOTH = [
+    ("account", "A", _R, None),
+    ("acctg-freq", None, _R, None),
+    ("autocomplete", None, _R, None),  # hidden: shell completion, exits
+    ("bb", None, _R, None),
+    ("bbf", None, _R, None),
+    ("begin", "b", _R, None),
+    ("chdir", "D", _R, None),
+    ("cluster", None, _R, None),  # same as --clusters
+    ("cluster-constraint", None, _R, None),
+    ("clusters", "M", _R, None),
+    ("comment", None, _R, None),
+    ("consolidate-segments", None, _N, None),  # 25.11
+    ("constraint", "C", _R, None),
+    ("container", None, _R, None),  # Slurm's own OCI support, not pyxis
+    ("container-id", None, _R, None),
+    ("context", None, _R, None),
+    ("contiguous", None, _N, None),
+    ("core-spec", "S", _R, None),
+    ("cores-per-socket", None, _R, "count"),
+    ("cpu-freq", None, _R, None),
+    ("cpus-per-gpu", None, _R, "count"),
+    ("cpus-per-task", "c", _R, "count"),
+    ("deadline", None, _R, None),
+    ("delay-boot", None, _R, None),
+    ("dependency", "d", _R, None),
+    ("distribution", "m", _R, None),
+    ("error", "e", _R, None),
+    ("exclude", "x", _R, None),
+    ("exclusive", None, _O, "exclusive"),
+    ("export", None, _R, None),
+    ("extra", None, _R, None),
+    ("extra-node-info", "B", _R, None),
+    ("gpu-bind", None, _R, None),
+    ("gpu-freq", None, _R, None),
+    ("gpus", "G", _R, "gpus"),
+    ("gpus-per-node", None, _R, "gpus"),
+    ("gpus-per-socket", None, _R, "gpus"),
+    ("gpus-per-task", None, _R, "gpus"),
+    ("gres", None, _R, "gres"),
+    ("gres-flags", None, _R, None),
+    ("help", "h", _N, None),
+    ("hint", None, _R, None),
+    ("hold", "H", _N, None),
+    ("input", "i", _R, None),
+    ("job-name", "J", _R, None),
+    ("licenses", "L", _R, None),
+    ("mail-type", None, _R, None),
+    ("mail-user", None, _R, None),
+    ("mcs-label", None, _R, None),
+    ("mem", None, _R, "mem"),
+    ("mem-bind", None, _R, None),
+    ("mem-per-cpu", None, _R, "mem"),
+    ("mem-per-gpu", None, _R, "mem"),
+    ("mincpus", None, _R, "count"),
+    ("network", None, _R, None),
+    ("nice", None, _O, None),
+    ("no-kill", "k", _O, None),
+    ("nodefile", "F", _R, None),
+    ("nodelist", "w", _R, None),
+    ("nodes", "N", _R, "nodes"),
+    ("ntasks", "n", _R, "count"),
+    ("ntasks-per-core", None, _R, "count"),
+    ("ntasks-per-gpu", None, _R, "count"),
+    ("ntasks-per-node", None, _R, "count"),
+    ("ntasks-per-socket", None, _R, "count"),
+    ("ntasks-per-tres", None, _R, "count"),
+    ("oom-kill-step", None, _O, None),  # 25.05, [=0|1]
+    ("open-mode", None, _R, None),
+    ("output", "o", _R, None),
+    ("overcommit", "O", _N, None),
+    ("oversubscribe", "s", _N, None),
+    ("partition", "p", _R, None),
+    ("power", None, _R, None),  # 22.05; removed with the power plugins
+    ("prefer", None, _R, None),
+    ("priority", None, _R, None),
+    ("profile", None, _R, None),
+    ("propagate", None, _O, None),
+    ("qos", "q", _R, None),
+    ("quiet", "Q", _N, None),
+    ("reboot", None, _N, None),
+    ("reservation", None, _R, None),
+    ("resources", None, _R, None),  # hierarchical resources (25.x)
+    ("resv-ports", None, _O, None),  # srun; sbatch too since 25.11
+    ("segment", None, _R, None),
+    ("signal", None, _R, None),
+    ("sockets-per-node", None, _R, "count"),
+    ("spread-job", None, _N, None),
+    ("spread-segments", None, _N, None),  # 25.11
+    ("stepmgr", None, _N, None),
+    ("switches", None, _R, None),
+    ("tasks-per-node", None, _R, "count"),  # deprecated --ntasks-per-node
+    ("test-only", None, _N, None),
+    ("thread-spec", None, _R, "count"),
+    ("threads-per-core", None, _R, "count"),
+    ("time", "t", _R, "time"),
+    ("time-min", None, _R, "time"),
+    ("tmp", None, _R, "mem"),
+    ("tres-bind", None, _R, None),
+    ("tres-per-task", None, _R, None),
+    ("usage", None, _N, None),
+    ("use-min-nodes", None, _N, None),
+    ("verbose", "v", _N, None),
+    ("version", "V", _N, None),
+    ("wckey", None, _R, None),
+]
+
+_SBATCH_ONLY = [
+    ("array", "a", _R, "array"),
+    ("batch", None, _R, None),
+    ("export-file", None, _R, None),
+    ("get-user-env", None, _O, None),
+    ("gid", None, _R, None),
+    ("ignore-pbs", None, _N, None),
+    ("kill-on-invalid-dep", None, _R, None),
+    ("no-requeue", None, _N, None),
+    ("parsable", None, _N, None),
+    ("requeue", None, _O, None),  # no argument before 25.11, then [=expedite]
+    ("uid", None, _R, None),
+    ("wait", "W", _N, None),  # sbatch -W: wait for the job; srun -W takes seconds
+    ("wait-all-nodes", None, _R, None),
+    ("wrap", None, _R, None),
+]
+
+_SRUN_ONLY = [
+    ("accel-bind", None, _R, None),
+    ("bcast", None, _O, None),
+    ("bcast-exclude", None, _R, None),
+    ("compress", None, _O, None),
+    ("cpu-bind", None, _R, None),
+    ("cpu_bind", None, _R, None),  # old spelling kept for OpenMPI
+    ("debugger-test", None, _N, None),
+    ("disable-status", "X", _N, None),
+    ("epilog", None, _R, None),
+    ("exact", None, _N, None),
+    ("external-launcher", None, _O, None),
+    ("het-group", None, _R, None),
+    ("immediate", "I", _O, None),
+    ("interactive", None, _N, None),
+    ("jobid", None, _R, None),
+    ("kill-on-bad-exit", "K", _O, "kill-on-bad-exit"),
+    ("label", "l", _N, None),
+    ("mpi", None, _R, None),
+    ("msg-timeout", None, _R, "count"),
+    ("multi-prog", None, _N, None),
+    ("no-allocate", "Z", _N, None),
+    ("overlap", None, _O, None),
+    ("pack-group", None, _R, None),  # old name of --het-group
+    ("preserve-env", "E", _N, None),
+    ("prolog", None, _R, None),
+    ("pty", None, _O, None),
+    ("quit-on-interrupt", None, _N, None),
+    ("relative", "r", _R, None),
+    ("send-libs", None, _O, None),
+    ("slurmd-debug", None, _R, None),
+    ("task-epilog", None, _R, None),
+    ("task-prolog", None, _R, None),
+    ("threads", "T", _R, "count"),
+    ("treewidth", None, _R, None),
+    ("unbuffered", "u", _N, None),
+    ("wait", "W", _R, None),
+    ("wait-for-children", None, _N, None),  # 25.05
+    ("whole", None, _N, None),
+    ("x11", None, _O, None),  # only when Slurm is built with X11 support
+]
+
+# pyxis SPANK options (pyxis args.c spank_opts: has_arg 1 = required, 0 = none).
+_PYXIS = [
+    ("container-image", None, _R, None),
+    ("container-mounts", None, _R, None),
+    ("container-workdir", None, _R, None),
+    ("container-name", None, _R, None),
+    ("container-save", None, _R, None),
+    ("container-mount-home", None, _N, None),
+    ("no-container-mount-home", None, _N, None),
+    ("container-remap-root", None, _N, None),
+    ("no-container-remap-root", None, _N, None),
+    ("container-entrypoint", None, _N, None),
+    ("no-container-entrypoint", None, _N, None),
+    ("container-entrypoint-log", None, _N, None),
+    ("container-writable", None, _N, None),
+    ("container-readonly", None, _N, None),
+    ("container-env", None, _R, None),
+]
+
+
+def _build(rows, pyxis=False):
+    return {
+        long: OptionSpec(long, short, arg, value, pyxis)
+        for long, short, arg, value in rows
+    }
+
+
+PYXIS: dict[str, OptionSpec] = _build(_PYXIS, pyxis=True)
+SBATCH: dict[str, OptionSpec] = {**_build(_BOTH), **_build(_SBATCH_ONLY), **PYXIS}
+SRUN: dict[str, OptionSpec] = {**_build(_BOTH), **_build(_SRUN_ONLY), **PYXIS}
+
+#: Long names Slurm treats as the same option (same ``val`` in slurm_opt.c),
+#: mapped to the preferred spelling.
+ALIASES: dict[str, str] = {
+    "cluster": "clusters",
+    "cpu_bind": "cpu-bind",
+    "pack-group": "het-group",
+    "tasks-per-node": "ntasks-per-node",
+}
+
+#: The validator kinds :func:`validate` knows.
+VALUE_KINDS = (
+    "time",
+    "nodes",
+    "count",
+    "gpus",
+    "gres",
+    "mem",
+    "array",
+    "exclusive",
+    "kill-on-bad-exit",
+)
+
+# Short-letter indexes, built lazily per table.
+_SHORT_CACHE: dict[int, tuple[dict[str, OptionSpec], int, dict[str, OptionSpec]]] = {}
+
+
+def _short_index(table: dict[str, OptionSpec]) -> dict[str, OptionSpec]:
+    cached = _SHORT_CACHE.get(id(table))
+    if cached is not None and cached[0] is table and cached[1] == len(table):
+        return cached[2]
+    index = {spec.short: spec for spec in table.values() if spec.short}
+    _SHORT_CACHE[id(table)] = (table, len(table), index)
+    return index
+
+
+def _clean(name: str) -> str:
+    name = name.lstrip("-")
+    eq = name.find("=")
+    return name if eq < 0 else name[:eq]
+
+
+def canonical(name: str) -> str:
+    """The preferred long name for ``name`` (resolves :data:`ALIASES`)."""
+    return ALIASES.get(name, name)
+
+
+def lookup_exact(table: dict[str, OptionSpec], name: str) -> OptionSpec | None:
+    """The option called exactly ``name`` (a single letter is a short option).
+
+    Leading dashes and an ``=value`` suffix are ignored.
+    """
+    name = _clean(name)
+    if not name:
+        return None
+    if len(name) == 1:
+        return _short_index(table).get(name)
+    return table.get(name)
+
+
+def lookup(table: dict[str, OptionSpec], name: str) -> OptionSpec | None:
+    """Find an option as getopt_long would.
+
+    ``name`` is written without leading dashes (they are stripped if present,
+    as is an ``=value`` suffix).  A single letter is a short option.  A longer
+    name matches exactly, or else as the unique prefix of one option (aliases
+    of the same option count once).  Returns ``None`` for an unknown name and
+    for an ambiguous prefix.
+    """
+    name = _clean(name)
+    if not name:
+        return None
+    if len(name) == 1:
+        return _short_index(table).get(name)
+    spec = table.get(name)
+    if spec is not None:
+        return spec
+    matches = [key for key in table if key.startswith(name)]
+    if len(matches) == 1:
+        return table[matches[0]]
+    targets = {canonical(key) for key in matches}
+    if len(targets) != 1:
+        return None  # unknown, or ambiguous between different options
+    target = targets.pop()
+    return table.get(target) or table[matches[0]]
+
+
+def suggest(table: dict[str, OptionSpec], name: str) -> str | None:
+    """The one long option ``name`` was most likely meant to be, or ``None``.
+
+    For a misspelt long name (``ntask-per-node`` -> ``ntasks-per-node``,
+    ``gpu-per-node`` -> ``gpus-per-node``, ``ntasks_per_node`` ->
+    ``ntasks-per-node``).  Aliases collapse to their preferred name.  Returns
+    ``None`` when nothing is close enough or when two different options are
+    about equally close.
+    """
+    import difflib  # only needed here; keeps the module import light
+
+    name = _clean(name)
+    if not name:
+        return None
+    normal = name.lower().replace("_", "-")
+    if normal in table and normal != name:
+        return canonical(normal)
+    known = _KNOWN_MISTAKES.get(normal)
+    if known is not None and known in table:
+        return known
+    scores: dict[str, float] = {}
+    matcher = difflib.SequenceMatcher(b=normal, autojunk=False)
+    for key in table:
+        matcher.set_seq1(key)
+        if matcher.real_quick_ratio() < _SUGGEST_CUTOFF:
+            continue
+        if matcher.quick_ratio() < _SUGGEST_CUTOFF:
+            continue
+        ratio = matcher.ratio()
+        if ratio >= _SUGGEST_CUTOFF:
+            target = canonical(key)
+            scores[target] = max(ratio, scores.get(target, 0.0))
+    if not scores:
+        return None
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    best, best_score = ranked[0]
+    if best == name:
+        return None
+    if len(ranked) > 1 and best_score - ranked[1][1] < _SUGGEST_MARGIN:
+        return None
+    return best
+
+
+_SUGGEST_CUTOFF = 0.8
+_SUGGEST_MARGIN = 0.03
+
+# Names people reach for that are too far from the real one for difflib.
+_KNOWN_MISTAKES = {
+    "time-limit": "time",
+    "timelimit": "time",
+    "walltime": "time",
+    "wall-time": "time",
+    "name": "job-name",
+    "output-file": "output",
+    "error-file": "error",
+    "num-nodes": "nodes",
+    "nnodes": "nodes",
+    "num-tasks": "ntasks",
+    "ntasks-per-gpus": "ntasks-per-gpu",
+    "gpus-per-nodes": "gpus-per-node",
+    "job-array": "array",
+    "array-job": "array",
+    "memory": "mem",
+}
+
+# ---------------------------------------------------------------------------
+# Value validation
+
+_EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?$!-]|`")
+_UINT = re.compile(r"\+?[0-9]+\Z")
+_INT_MAX = 2**31 - 1
+
+_TIME_HELP = "use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
+
+
+def _label(kind: str, option: str | None) -> str:
+    if option:
+        return "--" + option.lstrip("-")
+    return {
+        "time": "--time",
+        "nodes": "--nodes",
+        "gres": "--gres",
+        "array": "--array",
+        "exclusive": "--exclusive",
+        "kill-on-bad-exit": "--kill-on-bad-exit",
+        "mem": "--mem",
+        "gpus": "--gpus",
+    }.get(kind, kind)
+
+
+def _valid_timespec(text: str) -> bool:
+    # Same grammar as Slurm's _is_valid_timespec (parse_time.c): digits, at
+    # most one '-' (before any ':') and at most two ':', with enough numbers.
+    groups = dashes = colons = 0
+    in_digits = False
+    for ch in text:
+        if "0" <= ch <= "9":
+            if not in_digits:
+                groups += 1
+                in_digits = True
+        elif ch == "-":
+            in_digits = False
+            dashes += 1
+            if colons:
+                return False
+        elif ch == ":":
+            in_digits = False
+            colons += 1
+        else:
+            return False
+    if not groups or dashes > 1 or colons > 2:
+        return False
+    need = (0, 2, 3) if not dashes else (0, 3, 4)
+    return groups >= need[colons]
+
+
+def _check_time(value: str, label: str) -> str | None:
+    if value.lower() in ("-1", "infinite", "unlimited"):
+        return None
+    if value.startswith("-") or not _valid_timespec(value):
+        return f'invalid {label} "{value}": {_TIME_HELP}'
+    return None
+
+
+_NODE_NUM = re.compile(r"([0-9]+)([kK])?([mM])?\Z")
+
+
+def _node_number(text: str) -> int | None:
+    m = _NODE_NUM.match(text)
+    if not m:
+        return None
+    num = int(m.group(1))
+    if m.group(2):
+        num *= 1024
+    if m.group(3):
+        num *= 1024 * 1024
+    return num
+
+
+def _check_nodes(value: str, label: str) -> str | None:
+    help_ = "use N, MIN-MAX or a size list such as 1,2,4 or 2-16:2"
+
+    def bad(part: str) -> str:
+        return f'invalid {label} "{value}": "{part}" is not a valid node count; {help_}'
+
+    if "," in value or ":" in value:
+        # size_string form (newer releases): list of N, N-M or N-M:STEP.
+        for item in value.split(","):
+            body, _, step = item.partition(":")
+            low, dash, high = body.partition("-")
+            if not low.isdigit() or (dash and not high.isdigit()):
+                return bad(item)
+            if int(low) < 1:
+                return f'invalid {label} "{value}": node counts must be at least 1'
+            if ":" in item:
+                if not dash or not step.isdigit() or int(step) < 1:
+                    return bad(item)
+            if dash and int(high) < int(low):
+                return (f'invalid {label} "{value}": maximum node count {high} '
+                        f"is less than minimum {low}")
+        return None
+    if "-" in value:
+        low_s, _, high_s = value.partition("-")
+        low = _node_number(low_s) if low_s else 1  # "-4" means 1-4 to sbatch
+        if low is None:
+            return bad(low_s)
+        high = _node_number(high_s)
+        if high is None:
+            return bad(high_s)
+        if high != 0 and high < low:
+            return (f'invalid {label} "{value}": maximum node count {high} '
+                    f"is less than minimum {low}")
+        return None
+    num = _node_number(value)
+    if num is None:
+        return bad(value)
+    if num == 0:
+        return (f'invalid {label} "{value}": a job needs at least one node '
+                "(0 nodes is only for burst-buffer-only jobs)")
+    return None
+
+
+def _check_count(value: str, label: str) -> str | None:
+    if not _UINT.match(value) or not 1 <= int(value) <= _INT_MAX:
+        message = f'invalid {label} "{value}": must be a whole number >= 1'
+        if label.startswith("--"):
+            message += f' (sbatch: Invalid numeric value "{value}" for {label}.)'
+        return message
+    return None
+
+
+_COUNT_SUFFIX = re.compile(r"[0-9]+[kKmMgGtTpP]?\Z")
+_GRES_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
+
+
+def _check_gpus(value: str, label: str) -> str | None:
+    help_ = "use [type:]count, e.g. 8 or a100:8, comma-separated for several types"
+    if not value:
+        return f'invalid {label} "": {help_}'
+    for item in value.split(","):
+        parts = item.split(":")
+        if len(parts) > 2:
+            return f'invalid {label} "{value}": "{item}" has too many fields; {help_}'
+        if len(parts) == 2 and not _GRES_WORD.match(parts[0]):
+            return f'invalid {label} "{value}": "{parts[0]}" is not a GPU type; {help_}'
+        if not _COUNT_SUFFIX.match(parts[-1]):
+            return f'invalid {label} "{value}": "{parts[-1]}" is not a GPU count; {help_}'
+    return None
+
+
+def _check_gres(value: str, label: str) -> str | None:
+    help_ = 'use name[[:type]:count], e.g. gpu:8 or gpu:a100:4, comma-separated'
+    lowered = value.lower()
+    if lowered == "none":
+        return None
+    if lowered in ("help", "list"):
+        return (f'invalid {label} "{value}": sbatch prints the GRES list and '
+                "exits without submitting")
+    if not value:
+        return f'invalid {label} "": {help_}'
+    for item in value.split(","):
+        body = item[5:] if item.startswith("gres/") else item
+        parts = body.split(":")
+        if len(parts) > 3 or not parts[0]:
+            return f'invalid {label} "{value}": "{item}" is not a GRES; {help_}'
+        if not _GRES_WORD.match(parts[0]):
+            return f'invalid {label} "{value}": "{parts[0]}" is not a GRES name; {help_}'
+        if len(parts) == 3:
+            kind, count = parts[1], parts[2]
+            if not _GRES_WORD.match(kind):
+                return f'invalid {label} "{value}": "{kind}" is not a GRES type; {help_}'
+            if not _COUNT_SUFFIX.match(count):
+                return f'invalid {label} "{value}": "{count}" is not a count; {help_}'
+        elif len(parts) == 2:
+            # name:count or name:type; a word that starts with a digit but is
+            # not a count ("4x") is neither.
+            if not (_COUNT_SUFFIX.match(parts[1]) or
+                    (_GRES_WORD.match(parts[1]) and not parts[1][0].isdigit())):
+                return f'invalid {label} "{value}": "{parts[1]}" is not a type or count; {help_}'
+    return None
+
+
+_MEM = re.compile(r"\+?([0-9]+)(?:([kKmMgGtT])[bB]?)?\Z")
+
+
+def _check_mem(value: str, label: str) -> str | None:
+    m = _MEM.match(value)
+    if not m or int(m.group(1)) >= 2**63:
+        return (f'invalid {label} "{value}": use a whole number of megabytes or '
+                "a number with a K, M, G or T suffix, e.g. 64G "
+                f"(sbatch: Invalid {label} specification)")
+    return None
+
+
+_ARRAY_ITEM = re.compile(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?\Z")
+
+
+def _check_array(value: str, label: str) -> str | None:
+    help_ = "use indexes like 0-15, 1,3,5-7 or 0-15:4, optionally with %N to limit running tasks"
+    body, pct, throttle = value.partition("%")
+    if pct and not throttle.isdigit():
+        return f'invalid {label} "{value}": "%{throttle}" is not a task limit; {help_}'
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1]
+    if not body:
+        return f'invalid {label} "{value}": no indexes; {help_}'
+    for item in body.split(","):
+        m = _ARRAY_ITEM.match(item)
+        if not m:
+            return f'invalid {label} "{value}": "{item}" is not an index or range; {help_}'
+        low, high, step = m.groups()
+        if high is not None and int(high) < int(low):
+            return f'invalid {label} "{value}": range "{item}" ends before it starts'
+        if step is not None and int(step) < 1:
+            return f'invalid {label} "{value}": step in "{item}" must be at least 1'
+    return None
+
+
+_EXCLUSIVE = ("user", "mcs", "topo", "exclusive", "oversubscribe")
+
+
+def _check_exclusive(value: str, label: str) -> str | None:
+    if value.lower() not in _EXCLUSIVE:
+        return (f'invalid {label}="{value}": write {label} alone or '
+                f"{label}=user, {label}=mcs or {label}=topo")
+    return None
+
+
+def _check_kill_on_bad_exit(value: str, label: str) -> str | None:
+    if value not in ("0", "1"):
+        return f'invalid {label}="{value}": use {label}=1 (or 0 to turn it off)'
+    return None
+
+
+_CHECKS = {
+    "time": _check_time,
+    "nodes": _check_nodes,
+    "count": _check_count,
+    "gpus": _check_gpus,
+    "gres": _check_gres,
+    "mem": _check_mem,
+    "array": _check_array,
+    "exclusive": _check_exclusive,
+    "kill-on-bad-exit": _check_kill_on_bad_exit,
+}
+
+
+def validate(kind: str, value: str | None, option: str | None = None) -> str | None:
+    """Check an option value; ``None`` when sbatch/srun would accept it.
+
+    ``kind`` is one of :data:`VALUE_KINDS` (an ``OptionSpec.value``).  The
+    result is otherwise a short message naming the option and the value, e.g.
+    ``invalid --time "1:2:3:4": use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM
+    or D-HH:MM:SS``.  ``option`` (long name, dashes optional) is used in the
+    message; without it a default name for the kind is used.
+
+    ``value=None`` means the option was written without a value (only legal
+    for options with an optional argument) and is accepted.
+
+    Values that contain a shell expansion (``$X``, ``${X}``, ``$(cmd)``,
+    backquotes) cannot be checked statically and are accepted (``None``).
+    Note that sbatch itself never expands variables in ``#SBATCH`` lines: a
+    caller checking header directives has to deal with such values itself.
+
+    Raises ``ValueError`` for an unknown kind.
+    """
+    check = _CHECKS.get(kind)
+    if check is None:
+        raise ValueError(f"unknown option value kind: {kind!r}")
+    if value is None or _EXPANSION.search(value):
+        return None
+    return check(value, _label(kind, option))
