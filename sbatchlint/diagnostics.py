@@ -1,0 +1,75 @@
+"""What a rule reports: a code, a span, a message and maybe a fix."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Optional, Tuple
+
+from .source import Span
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def letter(self) -> str:
+        return self.value[0].upper()
+
+
+class Applicability(str, Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the bytes of ``span`` with ``text`` (an insertion when the span is empty)."""
+
+    span: Span
+    text: str
+
+    @classmethod
+    def insert(cls, offset: int, text: str) -> "Edit":
+        return cls(Span(offset, offset), text)
+
+    @classmethod
+    def delete(cls, span: Span) -> "Edit":
+        return cls(span, "")
+
+
+@dataclass(frozen=True)
+class Fix:
+    edits: Tuple[Edit, ...]
+    applicability: Applicability
+    description: str
+
+    @classmethod
+    def safe(cls, description: str, *edits: Edit) -> "Fix":
+        return cls(tuple(sorted(edits, key=lambda e: (e.span.start, e.span.end))), Applicability.SAFE, description)
+
+    @classmethod
+    def unsafe(cls, description: str, *edits: Edit) -> "Fix":
+        return cls(tuple(sorted(edits, key=lambda e: (e.span.start, e.span.end))), Applicability.UNSAFE, description)
+
+    @property
+    def span(self) -> Span:
+        return Span(min(e.span.start for e in self.edits), max(e.span.end for e in self.edits))
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    name: str
+    severity: Severity
+    span: Span
+    message: str
+    fix: Optional[Fix] = None
+    path: str = "-"
+    label: Optional[str] = None  # short text under the underlined span
+    help: Optional[str] = None  # a line of advice after the code frame
+    notes: Tuple[str, ...] = field(default_factory=tuple)
+
+    def sort_key(self):
+        return (self.path, self.span.start, self.span.end, self.code)

@@ -1,0 +1,112 @@
+"""Applying fixes: non-overlapping edits, re-linted to a fixed point, never breaking the parse."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, List, Sequence, Tuple
+
+from .diagnostics import Applicability, Diagnostic, Edit, Fix
+from .source import Source
+
+MAX_PASSES = 12
+
+
+def apply_edits(source: Source, edits: Sequence[Edit]) -> bytes:
+    """Apply non-overlapping edits to the source bytes; text is encoded like the file."""
+    data = source.data
+    out = []
+    position = 0
+    for edit in sorted(edits, key=lambda e: (e.span.start, e.span.end)):
+        if edit.span.start < position:
+            raise ValueError("overlapping edits")
+        out.append(data[position : edit.span.start])
+        out.append(source.encode(_newlines(edit.text, source)))
+        position = edit.span.end
+    out.append(data[position:])
+    return b"".join(out)
+
+
+def _newlines(text: str, source: Source) -> str:
+    """Inserted line breaks follow the file's style."""
+    if source.newline == "\r\n" and "\n" in text:
+        return text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return text
+
+
+def choose(fixes: Sequence[Fix]) -> List[Fix]:
+    """A set of fixes whose edits do not touch each other; the rest wait for the next pass."""
+    chosen: List[Fix] = []
+    taken: List[Tuple[int, int]] = []
+    for fix in sorted(fixes, key=lambda f: (f.span.start, f.span.end)):
+        spans = [(e.span.start, e.span.end) for e in fix.edits]
+        if any(_conflict(a, b) for a in spans for b in taken):
+            continue
+        chosen.append(fix)
+        taken.extend(spans)
+    return chosen
+
+
+def _conflict(a: Tuple[int, int], b: Tuple[int, int]) -> bool:
+    if a[0] == a[1] or b[0] == b[1]:  # an insertion conflicts with anything at or around its point
+        return b[0] <= a[0] <= b[1] or a[0] <= b[0] <= a[1]
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    fix = diagnostic.fix
+    if fix is None or not fix.edits:
+        return False
+    return fix.applicability is Applicability.SAFE or unsafe
+
+
+@dataclass
+class FixResult:
+    data: bytes
+    applied: int
+    passes: int
+    converged: bool
+    rejected: int  # fixes not applied because they broke parsing
+
+
+def fix_to_fixed_point(
+    source: Source,
+    lint: Callable[[Source], List[Diagnostic]],
+    errors: Callable[[bytes], int],
+    unsafe: bool = False,
+) -> FixResult:
+    """Lint, apply the chosen fixes, and repeat until nothing applicable is left (or the cap)."""
+    current = source
+    applied = 0
+    rejected = 0
+    baseline = errors(source.data)
+    refused: set = set()
+    for passes in range(1, MAX_PASSES + 1):
+        diagnostics = lint(current)
+        fixes = [d.fix for d in diagnostics if applicable(d, unsafe) and _key(d) not in refused]
+        if not fixes:
+            return FixResult(current.data, applied, passes - 1, True, rejected)
+        chosen = choose(fixes)
+        data = apply_edits(current, [e for f in chosen for e in f.edits])
+        if errors(data) > baseline:
+            # Keep only the fixes that do not break the parse on their own.
+            kept = []
+            for fix in chosen:
+                if errors(apply_edits(current, fix.edits)) > baseline:
+                    rejected += 1
+                    for d in diagnostics:
+                        if d.fix is fix:
+                            refused.add(_key(d))
+                else:
+                    kept.append(fix)
+            if not kept:
+                continue
+            chosen = kept
+            data = apply_edits(current, [e for f in chosen for e in f.edits])
+        if data == current.data:
+            return FixResult(current.data, applied, passes, True, rejected)
+        applied += len(chosen)
+        current = Source(data, source.path)
+    return FixResult(current.data, applied, MAX_PASSES, False, rejected)
+
+
+def _key(diagnostic: Diagnostic):
+    return (diagnostic.code, diagnostic.message)

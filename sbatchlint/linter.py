@@ -1,0 +1,88 @@
+"""Lint and fix one source: build the model once, run the selected rules, apply fixes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+from . import registry
+from .diagnostics import Diagnostic
+from .fix import FixResult, fix_to_fixed_point
+from .source import Source
+
+
+@dataclass
+class Selection:
+    """Which rules run: codes or prefixes (``SBL2``, ``SBL201``, ``ALL``)."""
+
+    select: Sequence[str] = ("ALL",)
+    ignore: Sequence[str] = ()
+
+    def enabled(self, code: str) -> bool:
+        def matches(patterns: Iterable[str]) -> int:
+            best = -1
+            for pattern in patterns:
+                pattern = pattern.strip().upper()
+                if pattern == "ALL":
+                    best = max(best, 0)
+                elif code.startswith(pattern):
+                    best = max(best, len(pattern))
+            return best
+
+        selected = matches(self.select)
+        ignored = matches(self.ignore)
+        return selected >= 0 and selected > ignored
+
+
+@dataclass
+class Options:
+    selection: Selection = field(default_factory=Selection)
+    settings: Dict[str, Any] = field(default_factory=dict)
+
+
+def is_python(source: Source) -> bool:
+    return source.path.endswith(".py")
+
+
+def build(source: Source, options: Optional[Options] = None):
+    """The model a file's rules query: a shell Script, or a Python module."""
+    options = options or Options()
+    if is_python(source):
+        from .python.module import PythonModule  # heavy import only for Python files
+
+        return PythonModule(source, options.settings)
+    from .model.script import Script
+
+    return Script(source, options.settings)
+
+
+def lint(source: Source, options: Optional[Options] = None) -> List[Diagnostic]:
+    options = options or Options()
+    model = build(source, options)
+    language = "python" if is_python(source) else "shell"
+    diagnostics: List[Diagnostic] = []
+    for rule in registry.all_rules():
+        if rule.language != language or not options.selection.enabled(rule.code):
+            continue
+        diagnostics.extend(rule.check(model))
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return diagnostics
+
+
+def parse_errors(source: Source) -> int:
+    if is_python(source):
+        from .python.module import parse_error_count
+
+        return parse_error_count(source.data)
+    from . import shell
+
+    return len(shell.error_regions(shell.parse(source.data), source.data))
+
+
+def fix(source: Source, options: Optional[Options] = None, unsafe: bool = False) -> FixResult:
+    options = options or Options()
+    return fix_to_fixed_point(
+        source,
+        lambda s: lint(s, options),
+        lambda data: parse_errors(Source(data, source.path)),
+        unsafe=unsafe,
+    )

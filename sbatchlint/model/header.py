@@ -1,0 +1,278 @@
+"""``#SBATCH`` directives, read the way sbatch reads them.
+
+sbatch scans the script line by line: a line starting with ``#SBATCH`` (in column 1) carries
+options; a blank line or a line whose first non-blank character is ``#`` is skipped; the first
+other line ends the scan. Directives after it are ignored ("late"). Within a directive, words are
+separated by blanks, quotes group, and an unquoted ``#`` starts a comment; ``\\#`` is a literal
+``#``. Several options may share one line.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from .. import options as sbatch_options
+from ..source import Source, Span
+
+MAGIC = b"#SBATCH"
+_MALFORMED = re.compile(rb"^(?P<lead>[ \t]*)#[ \t]*(?P<word>sbatch)(?P<after>.?)", re.IGNORECASE)
+
+
+@dataclass
+class Token:
+    text: str  # unquoted, escapes resolved
+    span: Span  # source bytes of the token
+    truncated_at: Optional[int] = None  # offset of an unescaped '#' glued to the token
+    rest: Optional[Span] = None  # what sbatch drops after that '#'
+
+
+@dataclass
+class Directive:
+    line: int
+    line_span: Span
+    option: str  # as written, without dashes: "ntasks-per-node", "N"
+    dashes: str  # "--" or "-"
+    spec: Optional["sbatch_options.OptionSpec"]
+    value: Optional[str]
+    span: Span  # the option and its value, as written
+    option_span: Span  # the option word (up to '=' or the end of the token)
+    value_span: Optional[Span]
+    placement: str  # "header" or "late"
+    truncated_at: Optional[int] = None
+    dropped: Optional[Span] = None  # text sbatch ignores after an unescaped '#' in the value
+
+    @property
+    def name(self) -> Optional[str]:
+        """The canonical long name, or None for an unknown option."""
+        return self.spec.long if self.spec else None
+
+    @property
+    def written(self) -> str:
+        return self.dashes + self.option
+
+
+@dataclass
+class MalformedDirective:
+    line: int
+    span: Span  # the line
+    kind: str  # "indented", "spaced", "case", "glued"
+    text: str
+    fixed_line: Optional[str] = None  # what the line would be as a directive
+
+
+@dataclass
+class Header:
+    directives: List[Directive] = field(default_factory=list)
+    malformed: List[MalformedDirective] = field(default_factory=list)
+    first_command_line: Optional[int] = None  # the line that ends sbatch's scan
+    last_header_line: int = 0  # the last #SBATCH line before the first command
+    lines: Dict[int, List[Directive]] = field(default_factory=dict)
+
+    @property
+    def effective(self) -> List[Directive]:
+        """Directives sbatch applies (in the header block), in order."""
+        return [d for d in self.directives if d.placement == "header"]
+
+    def get(self, name: str) -> Optional[Directive]:
+        """The directive that wins for a long option name (the last one in the header)."""
+        found = None
+        for directive in self.effective:
+            if directive.name == name:
+                found = directive
+        return found
+
+    def value(self, name: str) -> Optional[str]:
+        directive = self.get(name)
+        return directive.value if directive else None
+
+    def all(self, name: str) -> List[Directive]:
+        return [d for d in self.effective if d.name == name]
+
+
+def tokenize(source: Source, start: int, end: int) -> List[Token]:
+    """Split a directive's option text the way sbatch does; stops at a comment."""
+    data = source.data
+    tokens: List[Token] = []
+    i = start
+    while i < end:
+        while i < end and data[i] in b" \t\r":
+            i += 1
+        if i >= end or data[i] == 35:  # '#': comment
+            break
+        token_start = i
+        chars: List[str] = []
+        quote = 0
+        truncated = None
+        while i < end:
+            byte = data[i]
+            if quote:
+                if byte == quote:
+                    quote = 0
+                else:
+                    chars.append(chr(byte))
+                i += 1
+                continue
+            if byte in (34, 39):
+                quote = byte
+                i += 1
+                continue
+            if byte in b" \t\r":
+                break
+            if byte == 92 and i + 1 < end and data[i + 1] == 35:  # \#
+                chars.append("#")
+                i += 2
+                continue
+            if byte == 35:
+                truncated = i
+                break
+            chars.append(chr(byte))
+            i += 1
+        raw = data[token_start:i]
+        try:
+            text = "".join(chars).encode("latin-1").decode(source.encoding)
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            text = raw.decode(source.encoding, errors="replace")
+        token = Token(text, Span(token_start, i), truncated)
+        if truncated is not None:
+            # sbatch drops the rest of the word (up to the next blank).
+            j = truncated
+            while j < end and data[j] not in b" \t\r":
+                j += 1
+            token.rest = Span(truncated, j)
+            tokens.append(token)
+            break
+        tokens.append(token)
+    return tokens
+
+
+def parse_header(source: Source) -> Header:
+    header = Header()
+    data = source.data
+    in_header = True
+    for number, span in source.lines():
+        raw = data[span.start : span.end]
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+            span = Span(span.start + 3, span.end)
+        if raw.startswith(MAGIC) and (len(raw) == len(MAGIC) or raw[len(MAGIC)] in b" \t\r"):
+            directives = _directives(source, number, span, "header" if in_header else "late")
+            header.directives.extend(directives)
+            header.lines[number] = directives
+            if in_header:
+                header.last_header_line = number
+            continue
+        stripped = raw.lstrip(b" \t")
+        malformed = _malformed(source, number, span, raw)
+        if malformed is not None:
+            header.malformed.append(malformed)
+            continue
+        if not stripped.strip() or stripped.startswith(b"#"):
+            continue
+        if in_header:
+            in_header = False
+            header.first_command_line = number
+    return header
+
+
+def _malformed(source: Source, number: int, span: Span, raw: bytes) -> Optional[MalformedDirective]:
+    match = _MALFORMED.match(raw)
+    if not match:
+        return None
+    lead, word, after = match.group("lead"), match.group("word"), match.group("after")
+    if after and after not in b" \t\r-":
+        return None  # "#SBATCHX" / "# sbatchlint: …" and the like are other comments
+    text = source.decode(raw)
+    rest_start = match.end("word")
+    rest = source.decode(raw[rest_start:])
+    fixed = "#SBATCH" + (rest if rest[:1] in (" ", "\t") else " " + rest)
+    between = raw[len(lead) + 1 : match.start("word")]
+    if word == b"SBATCH" and not between and after != b"-":
+        kind = "indented"
+    elif after == b"-":
+        kind = "glued"
+    elif between:
+        kind = "spaced"
+    else:
+        kind = "case"
+    if word != b"SBATCH" and between == b"" and not lead and after != b"-":
+        kind = "case"
+    return MalformedDirective(number, span, kind, text, fixed)
+
+
+def _directives(source: Source, number: int, span: Span, placement: str) -> List[Directive]:
+    tokens = tokenize(source, span.start + len(MAGIC), span.end)
+    out: List[Directive] = []
+    i = 0
+    table = sbatch_options.SBATCH
+    while i < len(tokens):
+        token = tokens[i]
+        text = token.text
+        i += 1
+        if not text.startswith("-") or text == "-" or text == "--":
+            # A stray word: sbatch's getopt would stop here; keep it as an unknown option.
+            out.append(
+                Directive(number, span, text, "", None, None, token.span, token.span, None, placement,
+                          token.truncated_at, token.rest)
+            )
+            continue
+        if text.startswith("--"):
+            dashes = "--"
+            body = text[2:]
+            if "=" in body:
+                name, value = body.split("=", 1)
+                spec = sbatch_options.lookup(table, name)
+                eq = _byte_index(source, token.span, "=")
+                option_span = Span(token.span.start, eq)
+                value_span: Optional[Span] = Span(eq + 1, token.span.end)
+                out.append(Directive(number, span, name, dashes, spec, value, token.span, option_span,
+                                     value_span, placement, token.truncated_at, token.rest))
+                continue
+            name = body
+            spec = sbatch_options.lookup(table, name)
+            value = None
+            value_span = None
+            whole = token.span
+            truncated, rest = token.truncated_at, token.rest
+            if spec is not None and spec.arg == "required" and i < len(tokens):
+                value_token = tokens[i]
+                i += 1
+                value, value_span = value_token.text, value_token.span
+                whole = Span(token.span.start, value_token.span.end)
+                truncated, rest = value_token.truncated_at, value_token.rest
+            out.append(Directive(number, span, name, dashes, spec, value, whole, token.span, value_span,
+                                 placement, truncated, rest))
+            continue
+        # short option: -N2, -N 2, -J name
+        dashes = "-"
+        letter = text[1]
+        spec = sbatch_options.lookup_exact(table, letter) if hasattr(sbatch_options, "lookup_exact") else None
+        if spec is None:
+            spec = sbatch_options.lookup(table, letter)
+        attached = text[2:]
+        option_span = Span(token.span.start, token.span.start + 2)
+        value = None
+        value_span = None
+        whole = token.span
+        truncated, rest = token.truncated_at, token.rest
+        if attached:
+            if attached.startswith("="):
+                attached = attached[1:]
+                value_span = Span(token.span.start + 3, token.span.end)
+            else:
+                value_span = Span(token.span.start + 2, token.span.end)
+            value = attached
+        elif spec is not None and spec.arg == "required" and i < len(tokens):
+            value_token = tokens[i]
+            i += 1
+            value, value_span = value_token.text, value_token.span
+            whole = Span(token.span.start, value_token.span.end)
+            truncated, rest = value_token.truncated_at, value_token.rest
+        out.append(Directive(number, span, letter, dashes, spec, value, whole, option_span, value_span,
+                             placement, truncated, rest))
+    return out
+
+
+def _byte_index(source: Source, span: Span, char: str) -> int:
+    index = source.data.find(char.encode(), span.start, span.end)
+    return index if index >= 0 else span.end

@@ -1,0 +1,60 @@
+"""The parsed batch script that rules query: built once per file."""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Callable, Dict, List, Optional
+
+from .. import shell
+from ..source import Source, Span
+from .header import Header, parse_header
+from .steps import Command, Step, build_commands, build_steps
+from .values import Values
+
+
+class Script:
+    def __init__(self, source: Source, settings: Optional[Dict[str, Any]] = None) -> None:
+        self.source = source
+        self.data = source.data
+        self.tree = shell.parse(source.data)
+        self.root = self.tree.root_node
+        self.settings: Dict[str, Any] = dict(settings or {})
+        self._derived: Dict[str, Any] = {}
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @cached_property
+    def errors(self) -> List[Span]:
+        """Regions the parser could not read."""
+        return shell.error_regions(self.tree, self.data)
+
+    @cached_property
+    def header(self) -> Header:
+        return parse_header(self.source)
+
+    @cached_property
+    def values(self) -> Values:
+        return Values(self.data, self.root)
+
+    @cached_property
+    def commands(self) -> List[Command]:
+        """Every command the batch shell runs, in source order, argv evaluated."""
+        return build_commands(self.values, self.root, self.data)
+
+    @cached_property
+    def steps(self) -> List[Step]:
+        """Every ``srun`` step, in source order."""
+        return build_steps(self.values, self.commands)
+
+    def derived(self, key: str, build: Callable[["Script"], Any]) -> Any:
+        """An analysis shared by several rules, computed once per script."""
+        if key not in self._derived:
+            self._derived[key] = build(self)
+        return self._derived[key]
+
+    def text(self, span: Span) -> str:
+        return self.source.text(span)
+
+    def in_error(self, span: Span) -> bool:
+        return any(region.overlaps(span) or region.start == span.start for region in self.errors)

@@ -1,0 +1,389 @@
+"""Commands and ``srun`` steps, however the script spells them.
+
+Every shell ``command`` node becomes a ``Command`` with its argv evaluated by the batch shell
+(variables followed, unquoted expansions split). A command whose program is ``srun`` (directly,
+through ``$SRUN_CMD``, behind ``exec``/``time``/``env``…) is a ``Step``: its srun options are
+read with srun's own option table, and the rest is the task command. A task command of the form
+``bash -c STRING`` is parsed again, as the task's shell will see it, and each of its commands keeps
+the origin of every character in the batch script, so rules can tell a ``$X`` the batch shell
+expanded early from an escaped ``\\$X`` the task expands itself.
+"""
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from tree_sitter import Node
+
+from .. import options as option_table
+from .. import shell
+from ..shell import ancestors, node_span
+from ..source import Span
+from .values import Piece, Value, Values, Word
+
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+# Programs that run their arguments as a command: (name, options that take a value).
+WRAPPERS: Dict[str, Tuple[str, ...]] = {
+    "exec": ("-a",),
+    "nohup": (),
+    "time": ("-f", "-o"),
+    "command": (),
+    "builtin": (),
+    "stdbuf": ("-i", "-o", "-e"),
+    "env": ("-u", "-C", "-S"),
+    "timeout": ("-s", "-k", "--signal", "--kill-after"),
+}
+LOOP_TYPES = frozenset({"for_statement", "c_style_for_statement", "while_statement"})
+
+
+@dataclass
+class EnvAssignment:
+    """``NAME=value`` before a command, or an ``env NAME=value`` argument."""
+
+    name: str
+    value: Value
+    span: Span
+
+
+@dataclass
+class Command:
+    node: Node
+    argv: List[Word]
+    env: List[EnvAssignment] = field(default_factory=list)
+    in_string: bool = False  # parsed from a string the task's shell runs (``bash -c``)
+    step: Optional["Step"] = None  # the step whose task runs this command (task-level only)
+
+    @property
+    def span(self) -> Span:
+        if self.argv:
+            return Span(self.argv[0].span.start, max(w.span.end for w in self.argv))
+        return Span(self.node.start_byte, self.node.end_byte)
+
+    @property
+    def program(self) -> str:
+        """The basename of argv[0] ("" when unknown)."""
+        if not self.argv or not self.argv[0].known:
+            return ""
+        return posixpath.basename(self.argv[0].text)
+
+    @property
+    def args(self) -> List[Word]:
+        return self.argv[1:]
+
+    @property
+    def in_loop(self) -> bool:
+        return any(a.type in LOOP_TYPES for a in ancestors(self.node))
+
+    @property
+    def in_function(self) -> bool:
+        return any(a.type == "function_definition" for a in ancestors(self.node))
+
+    def texts(self) -> List[str]:
+        return [w.text for w in self.argv]
+
+
+@dataclass
+class StepOption:
+    name: str  # canonical long name ("ntasks-per-node"), or the name as written when unknown
+    spec: Optional["option_table.OptionSpec"]
+    value: Optional[str]
+    words: List[Word]  # the option word, and the value word when separate
+    written: str  # as written: "--ntasks-per-node", "-N"
+    value_known: bool = True
+
+    @property
+    def span(self) -> Span:
+        return Span(self.words[0].span.start, self.words[-1].span.end)
+
+    @property
+    def value_word(self) -> Optional[Word]:
+        return self.words[-1] if len(self.words) > 1 else None
+
+    def source_span(self) -> Optional[Span]:
+        """The source bytes of the whole option (flag and value), even inside a variable's value."""
+        pieces = [p for w in self.words for p in w.pieces if p.span is not None]
+        if not pieces or any(not p.known for p in pieces):
+            return None
+        first, last = pieces[0].span, pieces[-1].span
+        assert first is not None and last is not None
+        if last.end < first.start:
+            return None
+        return Span(first.start, last.end)
+
+
+@dataclass
+class Step:
+    command: Command  # the batch-level command that runs srun
+    srun_index: int  # argv index of the srun word (after wrappers)
+    options: List[StepOption]
+    task_argv: List[Word]
+    task_commands: List[Command]
+    task_string: Optional[Value] = None  # the ``bash -c`` string, as the batch shell built it
+    shell_index: Optional[int] = None  # argv index (in task_argv) of the shell running the string
+    options_incomplete: bool = False  # an unknown word stood among the options
+
+    @property
+    def node(self) -> Node:
+        return self.command.node
+
+    @property
+    def span(self) -> Span:
+        return self.command.span
+
+    @property
+    def srun_word(self) -> Word:
+        return self.command.argv[self.srun_index]
+
+    def option(self, name: str) -> Optional[StepOption]:
+        found = None
+        for opt in self.options:
+            if opt.name == name:
+                found = opt
+        return found
+
+    def has(self, *names: str) -> bool:
+        return any(self.option(n) is not None for n in names)
+
+    def value(self, name: str) -> Optional[str]:
+        opt = self.option(name)
+        return opt.value if opt is not None else None
+
+    @property
+    def is_string_command(self) -> bool:
+        return self.task_string is not None
+
+    def insertion_after_srun(self) -> Tuple[Optional[int], str]:
+        """Where to insert a new option right after ``srun``, and the quoting context there."""
+        word = self.srun_word
+        pieces = [p for p in word.pieces if p.span is not None]
+        if not pieces or not all(p.known for p in pieces):
+            return None, ""
+        last = pieces[-1]
+        assert last.span is not None
+        return last.span.end, last.quote
+
+
+def build_commands(values: Values, root: Node, data: bytes) -> List[Command]:
+    commands = []
+    for node in shell.walk(root):
+        if node.type == "command":
+            commands.append(_command(values, node))
+    return commands
+
+
+def _command(values: Values, node: Node, in_string: bool = False) -> Command:
+    env: List[EnvAssignment] = []
+    argument_nodes = []
+    for child in node.children:
+        if child.type == "variable_assignment":
+            name_node = child.child_by_field_name("name")
+            value_node = child.child_by_field_name("value")
+            value = values.evaluate(value_node)[-1] if value_node is not None else Value(())
+            if name_node is not None:
+                env.append(EnvAssignment(values._text(name_node), value, node_span(child, values.data)))
+        elif child.type == "command_name" or child.is_named and child.type not in (
+            "file_redirect",
+            "heredoc_redirect",
+            "herestring_redirect",
+            "comment",
+        ):
+            if child.type == "command_name":
+                argument_nodes.extend(child.named_children or [child])
+            else:
+                argument_nodes.append(child)
+    argv = values.command_words(argument_nodes)
+    return Command(node, argv, env, in_string)
+
+
+def unwrap(argv: List[Word]) -> int:
+    """The index of the real program behind wrappers such as ``exec``, ``time``, ``env X=1``."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if not word.known:
+            return i
+        name = posixpath.basename(word.text)
+        if name not in WRAPPERS:
+            return i
+        takes_value = WRAPPERS[name]
+        i += 1
+        while i < len(argv) and argv[i].known:
+            text = argv[i].text
+            if text in takes_value:
+                i += 2
+                continue
+            if text.startswith("-"):
+                i += 1
+                continue
+            if name == "env" and "=" in text and not text.startswith("="):
+                i += 1
+                continue
+            if name == "timeout" and text[:1].isdigit():
+                i += 1
+                continue
+            break
+    return i
+
+
+def build_steps(values: Values, commands: List[Command]) -> List[Step]:
+    steps = []
+    for command in commands:
+        start = unwrap(command.argv)
+        if start >= len(command.argv):
+            continue
+        word = command.argv[start]
+        if not word.known or posixpath.basename(word.text) != "srun":
+            continue
+        steps.append(_step(values, command, start))
+    return steps
+
+
+def _step(values: Values, command: Command, start: int) -> Step:
+    argv = command.argv
+    table = option_table.SRUN
+    options: List[StepOption] = []
+    incomplete = False
+    i = start + 1
+    while i < len(argv):
+        word = argv[i]
+        if not word.known:
+            # An unknown word among the options (``srun $SRUN_ARGS python …``): assume options.
+            incomplete = True
+            i += 1
+            continue
+        text = word.text
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        if text.startswith("--"):
+            body = text[2:]
+            if "=" in body:
+                name, value = body.split("=", 1)
+                spec = option_table.lookup(table, name)
+                options.append(StepOption(spec.long if spec else name, spec, value, [word], "--" + name))
+                i += 1
+                continue
+            spec = option_table.lookup(table, body)
+            if spec is not None and spec.arg == "required" and i + 1 < len(argv):
+                value_word = argv[i + 1]
+                options.append(
+                    StepOption(spec.long, spec, value_word.text, [word, value_word], text, value_word.known)
+                )
+                i += 2
+                continue
+            options.append(StepOption(spec.long if spec else body, spec, None, [word], text))
+            i += 1
+            continue
+        letter = text[1]
+        spec = option_table.lookup_exact(table, letter)
+        attached = text[2:]
+        if spec is not None and spec.arg != "none" and attached:
+            value = attached[1:] if attached.startswith("=") else attached
+            options.append(StepOption(spec.long, spec, value, [word], "-" + letter))
+            i += 1
+            continue
+        if spec is not None and spec.arg == "required" and i + 1 < len(argv):
+            value_word = argv[i + 1]
+            options.append(StepOption(spec.long, spec, value_word.text, [word, value_word], text, value_word.known))
+            i += 2
+            continue
+        if spec is None or spec.arg == "none":
+            # bundled flags such as -lK
+            for extra in text[1:]:
+                extra_spec = option_table.lookup_exact(table, extra)
+                options.append(StepOption(extra_spec.long if extra_spec else extra, extra_spec, None, [word], "-" + extra))
+            i += 1
+            continue
+        options.append(StepOption(spec.long, spec, None, [word], text))
+        i += 1
+    task_argv = argv[i:]
+    step = Step(command, start, options, task_argv, [], options_incomplete=incomplete)
+    step.task_commands = _task_commands(values, step)
+    for task_command in step.task_commands:
+        task_command.step = step
+    return step
+
+
+def _task_commands(values: Values, step: Step) -> List[Command]:
+    argv = step.task_argv
+    begin = unwrap(argv)
+    if begin < len(argv) and argv[begin].known and posixpath.basename(argv[begin].text) in SHELLS:
+        # bash [-l] [-e] -c STRING / bash -lc STRING
+        j = begin + 1
+        while j < len(argv) and argv[j].known and argv[j].text.startswith("-"):
+            flag = argv[j].text
+            j += 1
+            if "c" in flag[1:] and not flag.startswith("--"):
+                if j < len(argv):
+                    string = argv[j].value
+                    step.task_string = string
+                    step.shell_index = begin
+                    return parse_task_string(values, string, step)
+                break
+    command = Command(step.command.node, argv, [], False, step)
+    return [command]
+
+
+def parse_task_string(values: Values, string: Value, step: Optional[Step] = None) -> List[Command]:
+    """Parse a string the task's shell runs; every character keeps its batch-script origin."""
+    text = string.text.encode("utf-8")
+    tree = shell.parse(text)
+    inner = Values(text, tree.root_node)
+    commands = []
+    for node in shell.walk(tree.root_node):
+        if node.type != "command":
+            continue
+        local = _command(inner, node, in_string=True)
+        argv = [_remap_word(word, string) for word in local.argv]
+        env = [EnvAssignment(e.name, _remap(e.value, string), _outer_span(string, e.span) or step_span(step))
+               for e in local.env]
+        commands.append(Command(node, argv, env, True, step))
+    return commands
+
+
+def step_span(step: Optional[Step]) -> Span:
+    return step.span if step is not None else Span(0, 0)
+
+
+def _outer_span(string: Value, span: Optional[Span]) -> Optional[Span]:
+    if span is None:
+        return None
+    pieces = [p.span for p in string.slice(span.start, span.end).pieces if p.span is not None]
+    if not pieces:
+        return None
+    return Span(min(s.start for s in pieces), max(s.end for s in pieces))
+
+
+def _remap_word(word: Word, string: Value) -> Word:
+    value = _remap(word.value, string)
+    span = _outer_span(string, word.span) or Span(0, 0)
+    alternatives = [_remap(a, string) for a in word.alternatives] if word.alternatives else None
+    return Word(value, None, span, alternatives)
+
+
+def _remap(value: Value, string: Value) -> Value:
+    out: List[Piece] = []
+    for piece in value.pieces:
+        if piece.span is None:
+            out.append(piece)
+            continue
+        outer = string.slice(piece.span.start, piece.span.end)
+        if piece.known:
+            if piece.exact:
+                out.extend(outer.pieces)
+            else:
+                spans = [p.span for p in outer.pieces if p.span is not None]
+                span = Span(min(s.start for s in spans), max(s.end for s in spans)) if spans else None
+                out.append(Piece(piece.text, span, piece.quote, True, piece.name, True, piece.via, piece.split))
+            continue
+        batch_unknown = [p for p in outer.pieces if not p.known]
+        if len(outer.pieces) == 1 and batch_unknown:
+            out.append(batch_unknown[0])
+            continue
+        spans = [p.span for p in outer.pieces if p.span is not None]
+        span = Span(min(s.start for s in spans), max(s.end for s in spans)) if spans else None
+        out.append(Piece("", span, piece.quote, False, piece.name, False, piece.via, piece.split, task=True))
+    return Value(tuple(out))

@@ -1,0 +1,667 @@
+"""Variable assignments and what a shell word evaluates to, with every character's origin.
+
+A word evaluates to a ``Value``: a tuple of ``Piece`` objects. A literal piece carries the source
+span that produces it (one source byte per value byte, or one escape sequence such as ``\\$``
+for one character), so a fix can edit the exact bytes a character came from, even when the
+value was assembled across several assignments (``CMD="$CMD --tp $TP"``). A piece the batch shell
+fills in at run time and we cannot know (``$SLURM_NODEID``, ``$(date)``) is an unknown piece
+that remembers the variable name and the expansion's span.
+
+Assignments made in ``if``/``case`` branches, loops or functions that do not enclose the use are
+kept as alternatives: ``lookup`` returns every value the variable may have, the most recent
+assignment last ("primary").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from tree_sitter import Node
+
+from ..shell import ancestors, node_span
+from ..source import Span
+
+MAX_ALTERNATIVES = 16
+MAX_DEPTH = 12
+
+# Constructs whose body may run zero, one or several times, or only on some paths.
+CONDITIONAL_TYPES = frozenset(
+    {
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "case_statement",
+        "case_item",
+        "while_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "function_definition",
+        "list",  # a && b, a || b
+        "subshell",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One run of a value's characters and where they come from."""
+
+    text: str
+    span: Optional[Span]
+    quote: str = ""  # '' unquoted, '"' double-quoted, "'" single-quoted, "$'" ANSI-C, at the source
+    known: bool = True
+    name: Optional[str] = None  # the variable an unknown piece (or a substituted one) expands
+    escaped: bool = False  # a backslash escape in the source (text is one char, span two bytes)
+    via: Tuple[Span, ...] = ()  # expansion sites this piece was substituted through, innermost last
+    split: bool = False  # reached the use site through an unquoted expansion (subject to word splitting)
+    task: bool = False  # expanded by the task's shell (inside a ``bash -c`` string), not the batch shell
+
+    @property
+    def exact(self) -> bool:
+        """True when each byte of ``text`` maps to one byte of ``span``."""
+        return (
+            self.known
+            and self.span is not None
+            and not self.escaped
+            and len(self.text.encode("utf-8")) == len(self.span)
+        )
+
+    def render(self) -> str:
+        return self.text if self.known else "${" + (self.name or "?") + "}"
+
+
+@dataclass(frozen=True)
+class Value:
+    pieces: Tuple[Piece, ...]
+
+    @property
+    def known(self) -> bool:
+        return all(p.known for p in self.pieces)
+
+    @property
+    def text(self) -> str:
+        """The value, unknown pieces rendered as ``${NAME}``."""
+        return "".join(p.render() for p in self.pieces)
+
+    def __str__(self) -> str:  # pragma: no cover - debugging aid
+        return self.text
+
+    def unknown_names(self) -> List[str]:
+        return [p.name for p in self.pieces if not p.known and p.name]
+
+    def slice(self, start: int, end: int) -> "Value":
+        """The pieces that make up bytes [start, end) of ``text.encode()``; exact pieces are cut."""
+        out: List[Piece] = []
+        position = 0
+        for piece in self.pieces:
+            raw = piece.render().encode("utf-8")
+            p_start, p_end = position, position + len(raw)
+            position = p_end
+            if p_end <= start or p_start >= end:
+                if not (p_start == p_end == start):
+                    continue
+            lo, hi = max(start, p_start), min(end, p_end)
+            if lo == p_start and hi == p_end:
+                out.append(piece)
+            elif piece.exact:
+                sub = raw[lo - p_start : hi - p_start].decode("utf-8", errors="replace")
+                assert piece.span is not None
+                span = Span(piece.span.start + lo - p_start, piece.span.start + hi - p_start)
+                out.append(replace(piece, text=sub, span=span))
+            elif piece.known:
+                sub = raw[lo - p_start : hi - p_start].decode("utf-8", errors="replace")
+                out.append(replace(piece, text=sub))
+            else:
+                out.append(piece)
+        return Value(tuple(out))
+
+    def source_offset(self, index: int) -> Optional[int]:
+        """The source byte offset where value byte ``index`` comes from (insertion point)."""
+        position = 0
+        for piece in self.pieces:
+            length = len(piece.render().encode("utf-8"))
+            if position <= index < position + length or (index == position + length and piece is self.pieces[-1]):
+                if piece.span is None:
+                    return None
+                if piece.exact:
+                    return piece.span.start + (index - position)
+                return piece.span.start if index == position else piece.span.end
+            position += length
+        return None
+
+
+@dataclass
+class Assignment:
+    name: str
+    node: Node  # variable_assignment node (or the for/read command for loop variables)
+    value_node: Optional[Node]
+    span: Span
+    kind: str  # "assign", "append", "array", "for", "read", "unset"
+    exported: bool = False
+    declared_by: Optional[str] = None  # export / declare / local / readonly / typeset
+    in_string: bool = False
+
+    @property
+    def start(self) -> int:
+        return self.span.start
+
+
+@dataclass
+class Export:
+    """``export NAME`` without a value, or ``declare -x NAME``: marks an existing variable."""
+
+    name: str
+    span: Span
+
+
+class Values:
+    """Every assignment in one shell tree, and evaluation of words against them."""
+
+    def __init__(self, data: bytes, root: Node) -> None:
+        self.data = data
+        self.root = root
+        self.assignments: Dict[str, List[Assignment]] = {}
+        self.exports: Dict[str, List[Export]] = {}
+        self._collect(root)
+
+    # -- collection -------------------------------------------------------------------------
+    def _collect(self, root: Node) -> None:
+        from ..shell import walk
+
+        for node in walk(root):
+            kind = node.type
+            if kind == "variable_assignment":
+                self._add_assignment(node)
+            elif kind == "declaration_command":
+                self._add_declaration(node)
+            elif kind == "for_statement":
+                variable = node.child_by_field_name("variable")
+                if variable is not None:
+                    name = self._text(variable)
+                    self._add(Assignment(name, node, None, node_span(variable, self.data), "for"))
+            elif kind == "command":
+                self._add_command_effects(node)
+            elif kind == "unset_command":
+                for child in node.named_children:
+                    if child.type in ("variable_name", "word"):
+                        name = self._text(child)
+                        self._add(Assignment(name, node, None, node_span(child, self.data), "unset"))
+
+    def _add(self, assignment: Assignment) -> None:
+        self.assignments.setdefault(assignment.name, []).append(assignment)
+
+    def _add_assignment(self, node: Node, declared_by: Optional[str] = None, exported: bool = False) -> None:
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            return
+        name = self._text(name_node)
+        if name_node.type == "subscript":
+            base = name_node.child_by_field_name("name")
+            if base is None:
+                return
+            name = self._text(base)
+        value = node.child_by_field_name("value")
+        operator = next((c.type for c in node.children if c.type in ("=", "+=")), "=")
+        if value is not None and value.type == "array":
+            kind = "array"
+        elif operator == "+=":
+            kind = "append"
+        else:
+            kind = "assign"
+        # A prefix assignment (``X=1 cmd``) lives only in that command's environment.
+        parent = node.parent
+        if parent is not None and parent.type == "command":
+            return
+        self._add(
+            Assignment(name, node, value, node_span(node, self.data), kind, exported, declared_by)
+        )
+
+    def _add_declaration(self, node: Node) -> None:
+        keyword = node.children[0].type if node.children else ""
+        flags = [self._text(c) for c in node.named_children if c.type == "word" and self._text(c).startswith("-")]
+        exported = keyword == "export" or any("x" in f for f in flags)
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                self._add_assignment(child, keyword, exported)
+            elif child.type == "variable_name" and exported:
+                name = self._text(child)
+                self.exports.setdefault(name, []).append(Export(name, node_span(child, self.data)))
+
+    def _add_command_effects(self, node: Node) -> None:
+        """``read [-r] [-a] A B …`` and ``mapfile``/``readarray`` assign unknown values."""
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            return
+        command = self._text(name_node)
+        if command not in ("read", "mapfile", "readarray"):
+            return
+        names: List[Node] = []
+        skip_next = False
+        for child in node.children_by_field_name("argument"):
+            text = self._text(child)
+            if skip_next:
+                skip_next = False
+                continue
+            if text.startswith("-"):
+                if text in ("-d", "-n", "-N", "-p", "-t", "-u", "-i", "-C", "-c", "-O", "-s"):
+                    skip_next = True
+                continue
+            names.append(child)
+        for child in names:
+            name = self._text(child)
+            if name.replace("_", "a").isalnum():
+                self._add(Assignment(name, node, None, node_span(child, self.data), "read"))
+
+    # -- queries ----------------------------------------------------------------------------
+    def _text(self, node: Node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+    def defined(self, name: str) -> bool:
+        return name in self.assignments
+
+    def assignments_before(self, name: str, at: int) -> List[Assignment]:
+        return [a for a in self.assignments.get(name, []) if a.start < at and not a.span.start <= at < a.span.end]
+
+    def is_exported(self, name: str, at: Optional[int] = None) -> bool:
+        """Whether the variable is exported by the batch shell before offset ``at`` (anywhere if None)."""
+        limit = len(self.data) + 1 if at is None else at
+        if any(a.exported and a.start < limit for a in self.assignments.get(name, [])):
+            return True
+        return any(e.span.start < limit for e in self.exports.get(name, []))
+
+    def lookup(self, name: str, at: int, use: Optional[Node] = None, depth: int = 0) -> List[Value]:
+        """Every value ``$name`` may have at byte offset ``at``; the most recent one last.
+
+        An empty list means the script never assigns it before ``at`` (an environment variable).
+        """
+        if depth > MAX_DEPTH:
+            return []
+        candidates = self.assignments_before(name, at)
+        if not candidates:
+            return []
+        use_scopes = set()
+        if use is not None:
+            use_scopes = {(n.start_byte, n.end_byte, n.type) for n in ancestors(use)}
+        # Walk back from the latest assignment: an unconditional one (relative to the use)
+        # ends the search; conditional ones add alternatives.
+        chosen: List[Assignment] = []
+        for assignment in reversed(candidates):
+            chosen.append(assignment)
+            if not self._conditional(assignment, use_scopes):
+                break
+        else:
+            chosen.append(None)  # type: ignore[arg-type]  # the variable may be unset (environment)
+        alternatives: List[Value] = []
+        for assignment in reversed(chosen):
+            if assignment is None:
+                alternatives.append(Value((Piece("", None, known=False, name=name),)))
+                continue
+            alternatives.extend(self._assignment_values(assignment, depth))
+            if len(alternatives) > MAX_ALTERNATIVES:
+                alternatives = alternatives[-MAX_ALTERNATIVES:]
+        return alternatives
+
+    def _conditional(self, assignment: Assignment, use_scopes: set) -> bool:
+        for node in ancestors(assignment.node):
+            if node.type in CONDITIONAL_TYPES:
+                key = (node.start_byte, node.end_byte, node.type)
+                if key not in use_scopes:
+                    return True
+        return False
+
+    def _assignment_values(self, assignment: Assignment, depth: int) -> List[Value]:
+        name = assignment.name
+        unknown = Value((Piece("", None, known=False, name=name),))
+        if assignment.kind in ("for", "read"):
+            if assignment.kind == "for":
+                values = self._for_values(assignment.node, depth)
+                return values or [unknown]
+            return [unknown]
+        if assignment.kind == "unset":
+            return [Value(())]
+        value_node = assignment.value_node
+        if value_node is None:
+            base = [Value(())]
+        elif assignment.kind == "array":
+            base = [self._array_text(value_node, depth)]
+        else:
+            base = self.evaluate(value_node, depth=depth + 1, assignment=True)
+        if assignment.kind == "append":
+            before = self.lookup(name, assignment.start, assignment.node, depth + 1) or [unknown]
+            return _product([before, base])
+        return base
+
+    def _array_text(self, node: Node, depth: int) -> Value:
+        """An array as its elements joined by spaces (what ``${A[*]}`` gives)."""
+        pieces: List[Piece] = []
+        for index, element in enumerate(node.named_children):
+            if index:
+                pieces.append(Piece(" ", None))
+            alternatives = self.evaluate(element, depth=depth + 1)
+            pieces.extend(alternatives[-1].pieces if alternatives else ())
+        return Value(tuple(pieces))
+
+    def array_elements(self, name: str, at: int) -> Optional[List[Value]]:
+        """The elements of the array assigned last before ``at``, or None when unknown."""
+        for assignment in reversed(self.assignments_before(name, at)):
+            if assignment.kind == "array" and assignment.value_node is not None:
+                out = []
+                for element in assignment.value_node.named_children:
+                    alternatives = self.evaluate(element)
+                    if not alternatives:
+                        return None
+                    out.append(alternatives[-1])
+                return out
+            return None
+        return None
+
+    def _for_values(self, node: Node, depth: int) -> List[Value]:
+        values: List[Value] = []
+        for child in node.children_by_field_name("value"):
+            text = self.data[child.start_byte : child.end_byte]
+            if b"[@]" in text or b"[*]" in text:
+                array_name = _array_name(child, self.data)
+                elements = self.array_elements(array_name, node.start_byte) if array_name else None
+                if elements is None:
+                    return []
+                values.extend(elements)
+                continue
+            alternatives = self.evaluate(child, depth=depth + 1)
+            if not alternatives:
+                return []
+            value = alternatives[-1]
+            if child.type in ("word", "number"):
+                values.append(value)
+            elif value.known and any(p.split for p in value.pieces):
+                values.extend(_split_value(value))
+            else:
+                values.append(value)
+        return values[:MAX_ALTERNATIVES]
+
+    # -- evaluation ----------------------------------------------------------------------------
+    def evaluate(self, node: Node, depth: int = 0, quote: str = "", assignment: bool = False) -> List[Value]:
+        """Every value a word node may evaluate to (most likely last), before word splitting."""
+        if depth > MAX_DEPTH:
+            return [Value((Piece("", node_span(node, self.data), known=False),))]
+        kind = node.type
+        data = self.data
+        if kind in ("word", "number", "variable_name", "special_variable_name", "test_operator", "regex", "extglob_pattern"):
+            return [Value(tuple(self._unquoted_literal(node, quote)))]
+        if kind == "raw_string":
+            span = node_span(node, data)
+            inner = Span(span.start + 1, max(span.start + 1, span.end - 1))
+            return [Value((Piece(self._slice(inner), inner, "'"),))]
+        if kind == "ansi_c_string":
+            span = node_span(node, data)
+            inner = Span(span.start + 2, max(span.start + 2, span.end - 1))
+            raw = self._slice(inner)
+            if "\\" in raw:
+                try:
+                    decoded = raw.encode("latin-1", errors="backslashreplace").decode("unicode_escape")
+                except UnicodeDecodeError:
+                    decoded = raw
+                return [Value((Piece(decoded, inner, "$'", escaped=True),))]
+            return [Value((Piece(raw, inner, "$'"),))]
+        if kind == "command_name":
+            return self._sequence(node.children, depth, quote)
+        if kind in ("string", "translated_string"):
+            return self._double_quoted(node, depth)
+        if kind == "concatenation":
+            return self._sequence(node.children, depth, quote)
+        if kind == "simple_expansion":
+            return self._expansion(node, depth, quote)
+        if kind == "expansion":
+            return self._braced_expansion(node, depth, quote)
+        if kind in ("command_substitution", "arithmetic_expansion", "process_substitution", "brace_expression"):
+            return [Value((Piece("", node_span(node, data), quote, known=False),))]
+        if kind == "array":
+            return [self._array_text(node, depth)]
+        # Anything else: treat its text as literal.
+        return [Value(tuple(self._unquoted_literal(node, quote)))]
+
+    def _slice(self, span: Span) -> str:
+        return self.data[span.start : span.end].decode("utf-8", errors="replace")
+
+    def _unquoted_literal(self, node: Node, quote: str) -> List[Piece]:
+        span = node_span(node, self.data)
+        return self._literal_run(span.start, span.end, quote or "")
+
+    def _literal_run(self, start: int, end: int, quote: str) -> List[Piece]:
+        """Literal source bytes [start, end) as pieces, resolving backslash escapes.
+
+        Unquoted: a backslash quotes any character; backslash-newline disappears.
+        Double-quoted: it quotes only ``$ ` " \\`` and newline; elsewhere it stays.
+        """
+        data = self.data
+        pieces: List[Piece] = []
+        run_start = start
+        i = start
+        escapable = None if quote == "" else b'$`"\\\n'
+
+        def flush(upto: int) -> None:
+            if upto > run_start:
+                span = Span(run_start, upto)
+                pieces.append(Piece(self._slice(span), span, quote))
+
+        while i < end:
+            if data[i] == 92 and i + 1 < end:  # backslash
+                nxt = data[i + 1 : i + 2]
+                if escapable is None or nxt in escapable:
+                    flush(i)
+                    if nxt == b"\n":
+                        pieces.append(Piece("", Span(i, i + 2), quote, escaped=True))
+                    elif nxt == b"\r" and data[i + 2 : i + 3] == b"\n":
+                        pieces.append(Piece("", Span(i, i + 3), quote, escaped=True))
+                        i += 1
+                    else:
+                        pieces.append(Piece(nxt.decode("latin-1"), Span(i, i + 2), quote, escaped=True))
+                    i += 2
+                    run_start = i
+                    continue
+            i += 1
+        flush(end)
+        return pieces
+
+    def _double_quoted(self, node: Node, depth: int) -> List[Value]:
+        span = node_span(node, self.data)
+        opener = 2 if self.data[span.start : span.start + 1] == b"$" else 1
+        inner_start, inner_end = span.start + opener, span.end - 1
+        parts: List[List[Value]] = []
+        position = inner_start
+        for child in node.named_children:
+            child_span = node_span(child, self.data)
+            if child.type == "string_content":
+                continue
+            if child_span.start > position:
+                parts.append([Value(tuple(self._literal_run(position, child_span.start, '"')))])
+            parts.append(self.evaluate(child, depth + 1, quote='"'))
+            position = child_span.end
+        if inner_end > position:
+            parts.append([Value(tuple(self._literal_run(position, inner_end, '"')))])
+        if not parts:
+            return [Value(())]
+        return _product(parts)
+
+    def _sequence(self, children: Sequence[Node], depth: int, quote: str) -> List[Value]:
+        parts = [self.evaluate(c, depth + 1, quote) for c in children if c.is_named]
+        return _product(parts) if parts else [Value(())]
+
+    def _expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
+        span = node_span(node, self.data)
+        name_node = next((c for c in node.named_children if c.type in ("variable_name", "special_variable_name")), None)
+        if name_node is None:
+            return [Value((Piece("", span, quote, known=False),))]
+        return self._substitute(self._text(name_node), span, node, depth, quote)
+
+    def _substitute(self, name: str, span: Span, node: Node, depth: int, quote: str) -> List[Value]:
+        unknown = Value((Piece("", span, quote, known=False, name=name),))
+        found = self.lookup(name, span.start, node, depth + 1)
+        if not found:
+            return [unknown]
+        out = []
+        for value in found:
+            if not value.pieces and not value.known:
+                out.append(unknown)
+                continue
+            out.append(
+                Value(
+                    tuple(
+                        Piece(
+                            p.text,
+                            p.span if p.known else (p.span or span),
+                            p.quote,
+                            p.known,
+                            p.name,
+                            p.escaped,
+                            p.via + (span,),
+                            p.split or quote == "",
+                        )
+                        if (p.known or p.span is not None)
+                        else Piece("", span, quote, False, p.name, False, p.via + (span,), quote == "")
+                        for p in value.pieces
+                    )
+                )
+            )
+        return out
+
+    def _braced_expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
+        span = node_span(node, self.data)
+        children = [c for c in node.children if c.type not in ("${", "}")]
+        unknown = Value((Piece("", span, quote, known=False),))
+        if not children:
+            return [unknown]
+        first = children[0]
+        if first.type not in ("variable_name", "special_variable_name"):
+            if first.type == "subscript":
+                base = first.child_by_field_name("name")
+                index = first.child_by_field_name("index")
+                if base is not None and index is not None and self._text(index) in ("@", "*"):
+                    name = self._text(base)
+                    found = self.lookup(name, span.start, node, depth + 1)
+                    if found:
+                        return self._substitute(name, span, node, depth, quote)
+                    return [Value((Piece("", span, quote, known=False, name=name),))]
+            return [unknown]  # ${#X}, ${!X}, …
+        name = self._text(first)
+        rest = children[1:]
+        if not rest:
+            return self._substitute(name, span, node, depth, quote)
+        operator = rest[0].type
+        operand = [c for c in rest[1:] if c.is_named]
+        found = self._substitute(name, span, node, depth, quote)
+        is_unknown = len(found) == 1 and not found[0].known and len(found[0].pieces) == 1
+        if operator in (":-", "-", ":=", "="):
+            default = self._sequence(operand, depth, quote) if operand else [Value(())]
+            if is_unknown:
+                # Unset in the script: the environment may provide it, else the default.
+                unknown_named = Value((Piece("", span, quote, known=False, name=name),))
+                return [unknown_named] + default
+            return found
+        if operator in (":?", "?"):
+            if is_unknown:
+                return [Value((Piece("", span, quote, known=False, name=name),))]
+            return found
+        if operator in (":+", "+"):
+            return [unknown]
+        return [Value((Piece("", span, quote, known=False, name=name),))]
+
+    # -- words as the shell splits them --------------------------------------------------------
+    def command_words(self, nodes: Iterable[Node]) -> List["Word"]:
+        """The argv a list of argument nodes produces (primary alternative, after splitting)."""
+        words: List[Word] = []
+        for node in nodes:
+            alternatives = self.evaluate(node)
+            value = alternatives[-1] if alternatives else Value(())
+            span = node_span(node, self.data)
+            for part in _split_value(value):
+                words.append(Word(part, node, span, alternatives if len(alternatives) > 1 else None))
+            if not value.pieces and node.type in ("string", "raw_string", "translated_string", "ansi_c_string"):
+                words.append(Word(value, node, span, None))
+        return words
+
+
+@dataclass
+class Word:
+    """One argv element as the batch shell passes it to a command."""
+
+    value: Value
+    node: Optional[Node]
+    span: Span  # the argument's span at the use site
+    alternatives: Optional[List[Value]] = None
+
+    @property
+    def text(self) -> str:
+        return self.value.text
+
+    @property
+    def known(self) -> bool:
+        return self.value.known
+
+    @property
+    def pieces(self) -> Tuple[Piece, ...]:
+        return self.value.pieces
+
+    def literal_span(self) -> Optional[Span]:
+        """The source span of the whole word when every piece is literal text of this argument."""
+        spans = [p.span for p in self.pieces if p.span is not None]
+        if not spans or any(p.via for p in self.pieces):
+            return None
+        return Span(min(s.start for s in spans), max(s.end for s in spans))
+
+
+def _split_value(value: Value) -> List[Value]:
+    """IFS splitting of the pieces that arrived through an unquoted expansion."""
+    words: List[List[Piece]] = [[]]
+    pending_break = False
+    for piece in value.pieces:
+        if not (piece.split and piece.known and any(ch in piece.text for ch in " \t\n")):
+            if pending_break and words[-1]:
+                words.append([])
+            pending_break = False
+            words[-1].append(piece)
+            continue
+        offset = 0
+        text = piece.text
+        i = 0
+        while i <= len(text):
+            if i == len(text) or text[i] in " \t\n":
+                if i > offset:
+                    if pending_break and words[-1]:
+                        words.append([])
+                    pending_break = False
+                    words[-1].append(_sub_piece(piece, offset, i))
+                if i < len(text):
+                    pending_break = True
+                offset = i + 1
+            i += 1
+    return [Value(tuple(w)) for w in words if w]
+
+
+def _sub_piece(piece: Piece, start: int, end: int) -> Piece:
+    text = piece.text[start:end]
+    if piece.exact and piece.span is not None:
+        prefix = len(piece.text[:start].encode("utf-8"))
+        length = len(text.encode("utf-8"))
+        span = Span(piece.span.start + prefix, piece.span.start + prefix + length)
+    else:
+        span = piece.span
+    return replace(piece, text=text, span=span, escaped=piece.escaped and start == 0 and end == len(piece.text))
+
+
+def _product(parts: List[List[Value]]) -> List[Value]:
+    results: List[Tuple[Piece, ...]] = [()]
+    for alternatives in parts:
+        if not alternatives:
+            continue
+        if len(results) * len(alternatives) > MAX_ALTERNATIVES:
+            alternatives = alternatives[-max(1, MAX_ALTERNATIVES // max(1, len(results))) :]
+        results = [r + a.pieces for r in results for a in alternatives]
+    return [Value(r) for r in results]
+
+
+def _array_name(node: Node, data: bytes) -> Optional[str]:
+    text = data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+    text = text.strip('"')
+    if text.startswith("${") and "[" in text:
+        return text[2 : text.index("[")]
+    return None

@@ -1,0 +1,62 @@
+"""Output formats. Each takes the run's ``FileResult`` list and writes text; none ever prints a
+secret's value: messages, code frames, fix contents and diffs go through ``secrets.redact``."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+from ..diagnostics import Diagnostic, Severity
+from ..source import Source
+
+
+@dataclass
+class FileResult:
+    path: str
+    source: Optional[Source] = None
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    error: Optional[str] = None  # a one-line reason the file could not be linted
+    fixed: int = 0  # fixes applied
+    secrets: List[str] = field(default_factory=list)  # secret values to redact from output
+
+    def redact(self, text: str) -> str:
+        from ..secrets import redact
+
+        return redact(text, self.secrets) if self.secrets else text
+
+
+@dataclass
+class Summary:
+    files: int
+    errors: int  # files that could not be read
+    counts: Dict[Severity, int]
+    safe_fixable: int
+    unsafe_fixable: int
+    fixed: int
+
+    @property
+    def findings(self) -> int:
+        return sum(self.counts.values())
+
+
+def summarize(results: List[FileResult]) -> Summary:
+    counts = {severity: 0 for severity in Severity}
+    safe = unsafe = fixed = 0
+    for result in results:
+        fixed += result.fixed
+        for d in result.diagnostics:
+            counts[d.severity] += 1
+            if d.fix is not None and d.fix.edits:
+                if d.fix.applicability.value == "safe":
+                    safe += 1
+                else:
+                    unsafe += 1
+    return Summary(len(results), sum(1 for r in results if r.error), counts, safe, unsafe, fixed)
+
+
+def formatter(name: str) -> Callable:
+    from . import concise, json_format, text
+
+    return {"text": text.render, "concise": concise.render, "json": json_format.render}[name]
+
+
+FORMATS = ("text", "concise", "json")

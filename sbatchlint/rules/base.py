@@ -1,0 +1,102 @@
+"""A rule: its code, name, severity, documentation, examples and check, in one class.
+
+The docstring-like fields (``what``, ``why``, ``fix_safety``) and the examples produce the rule's
+documentation page; the examples are also its tests. Whether a rule can fix, and how safely, is
+read from its examples, never declared twice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from textwrap import dedent
+from typing import Iterable, Iterator, List, Optional, Sequence
+
+from ..diagnostics import Diagnostic, Fix, Severity
+from ..source import Span
+
+
+@dataclass(frozen=True)
+class Bad:
+    """An example the rule reports; ``fixed`` is the text after ``--fix`` (None: no fix)."""
+
+    source: str
+    fixed: Optional[str] = None
+    unsafe: bool = False  # the fix needs --unsafe-fixes
+    count: Optional[int] = None  # how many findings of this rule, when it matters
+    contains: Optional[str] = None  # a fragment the message must contain
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Good:
+    source: str
+    title: str = ""
+
+
+def clean(text: str) -> str:
+    return dedent(text).lstrip("\n")
+
+
+class Rule:
+    code: str = ""
+    name: str = ""
+    severity: Severity = Severity.ERROR
+    summary: str = ""  # one line, shown by ``sbatchlint rules``
+    what: str = ""  # What it does
+    why: str = ""  # Why is this bad?
+    fix_safety: str = ""  # Fix safety: why the fix is safe or unsafe, or why there is none
+    examples: Sequence = ()
+    language: str = "shell"  # "shell" or "python"
+
+    def check(self, script) -> Iterable[Diagnostic]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- helpers for subclasses --------------------------------------------------------------
+    def report(
+        self,
+        script,
+        span: Span,
+        message: str,
+        fix: Optional[Fix] = None,
+        label: Optional[str] = None,
+        help: Optional[str] = None,
+        severity: Optional[Severity] = None,
+    ) -> Diagnostic:
+        return Diagnostic(
+            code=self.code,
+            name=self.name,
+            severity=severity or self.severity,
+            span=span,
+            message=message,
+            fix=fix,
+            path=script.path,
+            label=label,
+            help=help,
+        )
+
+    # -- derived facts -----------------------------------------------------------------------
+    @classmethod
+    def bad_examples(cls) -> List[Bad]:
+        return [e for e in cls.examples if isinstance(e, Bad)]
+
+    @classmethod
+    def good_examples(cls) -> List[Good]:
+        return [e for e in cls.examples if isinstance(e, Good)]
+
+    @classmethod
+    def fix_availability(cls) -> str:
+        """"safe", "unsafe" or "none", from the examples."""
+        fixed = [e for e in cls.bad_examples() if e.fixed is not None]
+        if not fixed:
+            return "none"
+        if any(not e.unsafe for e in fixed):
+            return "safe"
+        return "unsafe"
+
+    @classmethod
+    def family(cls) -> str:
+        return cls.code[:4]
+
+
+def iter_rules(rules) -> Iterator[Rule]:
+    for rule in rules:
+        yield rule

@@ -1,0 +1,298 @@
+"""SBL001–SBL004: is this a batch script sbatch reads the way its author thinks?"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Iterator, List, Optional
+
+from ..diagnostics import Diagnostic, Edit, Fix, Severity
+from ..registry import register
+from ..source import Span
+from .base import Bad, Good, Rule, clean
+
+
+def bash_syntax_error(data: bytes) -> Optional[str]:
+    """``bash -n``'s first complaint, or None when bash accepts the script (or is not installed)."""
+    bash = shutil.which("bash")
+    if bash is None:
+        return None
+    try:
+        done = subprocess.run([bash, "-n", "/dev/stdin"], input=data, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode == 0:
+        return None
+    message = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    return message[0].replace("/dev/stdin: ", "") if message else "syntax error"
+
+
+@register
+class ShellSyntaxError(Rule):
+    code = "SBL001"
+    name = "shell-syntax-error"
+    severity = Severity.ERROR
+    summary = "The script is not valid bash; regions the parser could not read are not checked."
+    what = """
+        Reports every region of the script that the bash parser could not read. When `bash` is
+        installed, `bash -n` is asked as well and its message is quoted. A region the parser
+        could not read is reported as not checked: none of the other rules looked inside it, so
+        silence there does not mean the lines are correct.
+    """
+    why = """
+        sbatch accepts a script with a syntax error; bash only discovers it when the job starts,
+        after it waited in the queue and allocated its nodes, and the job then fails at once or,
+        worse, runs the lines before the error and skips the rest.
+    """
+    fix_safety = "There is no automatic fix: only the author knows what the broken line meant."
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                if [ -n "$SLURM_JOB_ID" ]; then
+                  srun hostname
+                """
+            ),
+            title="an if without fi",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                if [ -n "$SLURM_JOB_ID" ]; then
+                  srun hostname
+                fi
+                """
+            )
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        regions: List[Span] = script.errors
+        if not regions:
+            return
+        complaint = bash_syntax_error(script.data)
+        source = script.source
+        for region in regions:
+            first, last = source.line_of(region.start), source.line_of(max(region.start, region.end - 1))
+            where = f"line {first}" if first == last else f"lines {first}-{last}"
+            verb = "was" if first == last else "were"
+            if complaint:
+                message = f"bash: {complaint}; {where} could not be parsed and {verb} not checked"
+            else:
+                message = f"{where} could not be parsed and {verb} not checked"
+            yield self.report(script, region, message, label="not parsed")
+
+
+@register
+class MissingShebang(Rule):
+    code = "SBL002"
+    name = "missing-shebang"
+    severity = Severity.ERROR
+    summary = "Line 1 is not `#!…`: sbatch refuses the file."
+    what = """
+        Checks that the very first bytes of the script are `#!` followed by an interpreter, as
+        sbatch requires. A UTF-8 byte-order mark before the `#!` counts as missing too: sbatch
+        looks at the first two bytes.
+    """
+    why = """
+        sbatch rejects such a file at submission with "This does not look like a batch script.
+        The first line must start with #! followed by the path to an interpreter." Scripts written
+        to be `source`d or run with `bash job.sh` often lack the line.
+    """
+    fix_safety = """
+        Safe: inserting `#!/bin/bash` as line 1 (or removing the byte-order mark that hides an
+        existing `#!`) is what sbatch needs and changes nothing else.
+    """
+    examples = (
+        Bad(
+            "#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nsrun hostname\n",
+            fixed="#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nsrun hostname\n",
+        ),
+        Bad(
+            "\ufeff#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n",
+            fixed="#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n",
+            title="a byte-order mark before the shebang",
+        ),
+        Good("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n"),
+        Good("#!/usr/bin/env bash\n#SBATCH --nodes=1\nsrun hostname\n"),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        data = script.data
+        if data.startswith(b"#!"):
+            return
+        if data.startswith(b"\xef\xbb\xbf#!"):
+            yield self.report(
+                script,
+                Span(0, 3),
+                "the file starts with a UTF-8 byte-order mark, so sbatch does not see the `#!` line",
+                Fix.safe("remove the byte-order mark", Edit.delete(Span(0, 3))),
+            )
+            return
+        start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        end = script.source.line_span(1).end
+        newline = script.source.preferred_newline()
+        yield self.report(
+            script,
+            Span(start, max(end, start)),
+            "line 1 is not a `#!` line: sbatch refuses the script (\"This does not look like a batch script\")",
+            Fix.safe("insert `#!/bin/bash` as line 1", Edit(Span(0, start), "#!/bin/bash" + newline)),
+            help="start the script with `#!/bin/bash`",
+        )
+
+
+@register
+class DirectiveAfterCommand(Rule):
+    code = "SBL003"
+    name = "directive-after-command"
+    severity = Severity.ERROR
+    summary = "An `#SBATCH` line after the first command: sbatch silently ignores it."
+    what = """
+        Finds `#SBATCH` lines below the first command of the script. sbatch reads directives from
+        the top of the file and stops at the first line that is neither blank nor a comment; any
+        command ends the header, even `set -euo pipefail` or `module load`.
+    """
+    why = """
+        The ignored directive does not produce any warning: the job runs with the default time
+        limit, node count or partition instead of the one written, which shows up as a job killed
+        early, a single-node run of a multi-node job, or a job in the wrong queue.
+    """
+    fix_safety = """
+        Unsafe: moving the line into the header makes sbatch apply an option it ignored so far,
+        which changes what the job requests.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                set -euo pipefail
+                #SBATCH --time=01:00:00
+                srun hostname
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --time=01:00:00
+                set -euo pipefail
+                srun hostname
+                """
+            ),
+            unsafe=True,
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+
+                # comments and blank lines do not end the header
+                #SBATCH --time=01:00:00
+                set -euo pipefail
+                srun hostname
+                """
+            )
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        header = script.header
+        first = header.first_command_line
+        if first is None:
+            return
+        source = script.source
+        seen = set()
+        for directive in header.directives:
+            if directive.placement != "late" or directive.line in seen:
+                continue
+            seen.add(directive.line)
+            line_span = source.line_span(directive.line, with_newline=True)
+            text = source.text(source.line_span(directive.line))
+            newline = source.line_ending_at(directive.line) or source.preferred_newline()
+            if header.last_header_line:
+                insert_at = source.line_span(header.last_header_line, with_newline=True).end
+                where = f"after line {header.last_header_line}"
+            else:
+                insert_at = source.line_span(first).start
+                where = f"before line {first}"
+            fix = Fix.unsafe(
+                f"move the line to the end of the header ({where})",
+                Edit.insert(insert_at, text + newline),
+                Edit.delete(line_span),
+            )
+            yield self.report(
+                script,
+                source.line_span(directive.line),
+                f"`{text.strip()}` comes after the first command (line {first}): sbatch ignores it",
+                fix,
+                label="ignored by sbatch",
+            )
+
+
+@register
+class MalformedDirective(Rule):
+    code = "SBL004"
+    name = "malformed-directive"
+    severity = Severity.WARNING
+    summary = "`#SBATCH` indented, spaced (`# SBATCH`), glued (`#SBATCH-…`) or lower-case: sbatch ignores it."
+    what = """
+        Finds comment lines that look like directives but that sbatch does not read as such:
+        `#SBATCH` with whitespace before it, `# SBATCH` with a space after the `#`, `#SBATCH-N 2`
+        without a space, and `#sbatch` in another case.
+    """
+    why = """
+        sbatch only reads lines that begin with exactly `#SBATCH` followed by a blank. Anything
+        else is an ordinary comment, so the option is silently not applied.
+    """
+    fix_safety = """
+        Removing the leading whitespace is safe: the author clearly wrote a directive. The other
+        forms are unsafe: they may be a directive commented out on purpose, and fixing them makes
+        sbatch apply an option it ignored so far.
+    """
+    examples = (
+        Bad(
+            "#!/bin/bash\n  #SBATCH --nodes=2\nsrun hostname\n",
+            fixed="#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n",
+        ),
+        Bad(
+            "#!/bin/bash\n# SBATCH --time=00:30:00\nsrun hostname\n",
+            fixed="#!/bin/bash\n#SBATCH --time=00:30:00\nsrun hostname\n",
+            unsafe=True,
+        ),
+        Bad(
+            "#!/bin/bash\n#sbatch --nodes=2\nsrun hostname\n",
+            fixed="#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n",
+            unsafe=True,
+        ),
+        Bad(
+            "#!/bin/bash\n#SBATCH--nodes=2\nsrun hostname\n",
+            fixed="#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n",
+            unsafe=True,
+        ),
+        Good("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCHED jobs are described below\nsrun hostname\n"),
+        Good("#!/bin/bash\n##SBATCH --nodes=4  (disabled on purpose)\nsrun hostname\n"),
+    )
+    DESCRIPTIONS = {
+        "indented": "`#SBATCH` is indented: sbatch only reads directives that start in column 1",
+        "spaced": "`# SBATCH` has a space after the `#`: sbatch reads it as a comment",
+        "case": "directives must be written `#SBATCH` in upper case: sbatch reads this as a comment",
+        "glued": "`#SBATCH` must be followed by a blank: sbatch reads this as a comment",
+    }
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for item in script.header.malformed:
+            description = self.DESCRIPTIONS[item.kind]
+            fix = None
+            if item.fixed_line is not None:
+                edit = Edit(item.span, item.fixed_line)
+                if item.kind == "indented":
+                    fix = Fix.safe("remove the leading whitespace", edit)
+                else:
+                    fix = Fix.unsafe("rewrite it as an `#SBATCH` directive", edit)
+            yield self.report(script, item.span, description, fix, label="ignored by sbatch")

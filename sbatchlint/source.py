@@ -1,0 +1,165 @@
+"""A file's bytes, how they were encoded, and byte-offset spans into them.
+
+Spans are byte offsets into the original bytes, BOM included; nothing is normalised, so an
+edit changes exactly the bytes it covers. Line and column are computed only for printing.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Optional
+
+BOM = b"\xef\xbb\xbf"
+MAX_BYTES = 10 * 1024 * 1024
+
+
+class InputError(Exception):
+    """A file that cannot be linted; the message is one line for the user."""
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.start > self.end:
+            raise ValueError(f"bad span {self.start}..{self.end}")
+
+    def contains(self, other: "Span") -> bool:
+        return self.start <= other.start and other.end <= self.end
+
+    def overlaps(self, other: "Span") -> bool:
+        return self.start < other.end and other.start < self.end
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+class Source:
+    """The content of one file.
+
+    ``data`` is the bytes exactly as read. ``encoding`` is ``utf-8`` when they decode as UTF-8
+    (with or without a BOM), otherwise ``latin-1``, which maps every byte to one character and
+    back, so no file is ever decoded with loss.
+    """
+
+    def __init__(self, data: bytes, path: str = "-") -> None:
+        self.path = path
+        self.data = data
+        self.has_bom = data.startswith(BOM)
+        try:
+            data.decode("utf-8")
+            self.encoding = "utf-8"
+        except UnicodeDecodeError:
+            self.encoding = "latin-1"
+        crlf = data.count(b"\r\n")
+        lf = data.count(b"\n")
+        if crlf and crlf == lf:
+            self.newline = "\r\n"
+        elif crlf:
+            self.newline = "mixed"
+        else:
+            self.newline = "\n"
+        self._line_starts = [0]
+        for i, byte in enumerate(data):
+            if byte == 10:
+                self._line_starts.append(i + 1)
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def from_text(cls, text: str, path: str = "-") -> "Source":
+        return cls(text.encode("utf-8"), path)
+
+    @classmethod
+    def read(cls, path: str) -> "Source":
+        """Read a file, or raise InputError with a one-line reason."""
+        import os
+
+        try:
+            if os.path.isdir(path):
+                raise InputError(f"{path}: is a directory")
+            size = os.path.getsize(path)
+            if size > MAX_BYTES:
+                raise InputError(
+                    f"{path}: file too large ({size / 1048576:.1f} MiB; the limit is {MAX_BYTES // 1048576} MiB)"
+                )
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_BYTES + 1)
+        except InputError:
+            raise
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file") from None
+        except PermissionError:
+            raise InputError(f"{path}: permission denied") from None
+        except OSError as err:
+            raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
+        return cls.checked(data, path)
+
+    @classmethod
+    def checked(cls, data: bytes, path: str) -> "Source":
+        if len(data) > MAX_BYTES:
+            raise InputError(f"{path}: file too large (the limit is {MAX_BYTES // 1048576} MiB)")
+        if not data.strip(BOM + b" \t\r\n"):
+            raise InputError(f"{path}: file is empty")
+        if b"\0" in data[:65536]:
+            raise InputError(f"{path}: binary file (contains NUL bytes), not a batch script")
+        return cls(data, path)
+
+    # -- text ---------------------------------------------------------------------------
+    def decode(self, raw: bytes) -> str:
+        return raw.decode(self.encoding, errors="replace")
+
+    def encode(self, text: str) -> bytes:
+        return text.encode(self.encoding, errors="replace")
+
+    def text(self, span: Optional[Span] = None) -> str:
+        if span is None:
+            return self.decode(self.data)
+        return self.decode(self.data[span.start : span.end])
+
+    @property
+    def line_count(self) -> int:
+        return len(self._line_starts) - (1 if self.data.endswith(b"\n") else 0)
+
+    def line_of(self, offset: int) -> int:
+        """1-based line number of a byte offset."""
+        return bisect.bisect_right(self._line_starts, offset)
+
+    def line_span(self, line: int, with_newline: bool = False) -> Span:
+        """The bytes of a 1-based line, without its line ending unless asked."""
+        start = self._line_starts[line - 1]
+        if line < len(self._line_starts):
+            end = self._line_starts[line]
+        else:
+            end = len(self.data)
+        if not with_newline:
+            if end > start and self.data[end - 1 : end] == b"\n":
+                end -= 1
+            if end > start and self.data[end - 1 : end] == b"\r":
+                end -= 1
+        return Span(start, end)
+
+    def lines(self):
+        """(1-based number, span without line ending) of every line."""
+        for number in range(1, self.line_count + 1):
+            yield number, self.line_span(number)
+
+    def position(self, offset: int) -> tuple:
+        """(line, column), both 1-based; the column counts characters, not bytes."""
+        line = self.line_of(offset)
+        start = self._line_starts[line - 1]
+        column = len(self.decode(self.data[start:offset])) + 1
+        return line, column
+
+    def line_ending_at(self, line: int) -> str:
+        span = self.line_span(line, with_newline=True)
+        raw = self.data[span.start : span.end]
+        if raw.endswith(b"\r\n"):
+            return "\r\n"
+        if raw.endswith(b"\n"):
+            return "\n"
+        return ""
+
+    def preferred_newline(self) -> str:
+        return "\r\n" if self.newline == "\r\n" else "\n"

@@ -1,0 +1,25 @@
+"""Small helpers the tests share: lint or fix a text with the real engine."""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+from sbatchlint.diagnostics import Diagnostic
+from sbatchlint.linter import Options, Selection, fix, lint
+from sbatchlint.source import Source
+
+
+def options(select: Optional[Sequence[str]] = None, settings=None) -> Options:
+    return Options(Selection(select=list(select) if select else ["ALL"]), dict(settings or {}))
+
+
+def lint_text(text: str, select: Optional[Sequence[str]] = None, path: str = "job.sh", settings=None) -> List[Diagnostic]:
+    return lint(Source(text.encode("utf-8"), path), options(select, settings))
+
+
+def codes(text: str, select: Optional[Sequence[str]] = None, path: str = "job.sh", settings=None) -> List[str]:
+    return [d.code for d in lint_text(text, select, path, settings)]
+
+
+def fix_text(text: str, select: Optional[Sequence[str]] = None, unsafe: bool = False, path: str = "job.sh", settings=None) -> str:
+    result = fix(Source(text.encode("utf-8"), path), options(select, settings), unsafe=unsafe)
+    return result.data.decode("utf-8")
