@@ -55,6 +55,9 @@ class Piece:
     via: Tuple[Span, ...] = ()  # expansion sites this piece was substituted through, innermost last
     split: bool = False  # reached the use site through an unquoted expansion (subject to word splitting)
     task: bool = False  # expanded by the task's shell (inside a ``bash -c`` string), not the batch shell
+    # Loop iterations this piece's text belongs to: (for-statement start byte, iteration index).
+    # Pieces bound to different iterations of the same loop never occur together (see ``consistent``).
+    loop: Tuple[Tuple[int, int], ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -316,7 +319,7 @@ class Values:
             if assignment.kind == "for":
                 values = self._for_values(assignment.node, depth)
                 return values or [unknown]
-            return [unknown]
+            return self._read_values(assignment, depth) or [unknown]
         if assignment.kind == "unset":
             return [Value(())]
         value_node = assignment.value_node
@@ -355,6 +358,55 @@ class Values:
             return None
         return None
 
+    def _read_values(self, assignment: Assignment, depth: int) -> List[Value]:
+        """``[IFS=,] read [-r] A B C <<< WORD``: the field of WORD that ``assignment`` receives.
+
+        One alternative per alternative of WORD (so a read of a loop variable keeps the loop's
+        iterations, and the fields of one iteration stay together). Anything else read
+        (a file, a pipe, ``-a``, an unknown WORD or IFS) is unknown: [].
+        """
+        node = assignment.node
+        if node.type != "command":
+            return []
+        herestring = next((c for c in node.children if c.type == "herestring_redirect"), None)
+        if herestring is None or not herestring.named_children:
+            return []
+        raw = False
+        names: List[str] = []
+        for child in node.children_by_field_name("argument"):
+            text = self._text(child)
+            if text.startswith("-"):
+                if text != "-r":
+                    return []  # -a, -d, -n …: not a plain one-line field split
+                raw = True
+                continue
+            names.append(text)
+        if assignment.name not in names:
+            return []
+        index = names.index(assignment.name)
+        ifs: Optional[str] = " \t\n"
+        for child in node.children:
+            if child.type == "variable_assignment":
+                name_node = child.child_by_field_name("name")
+                value_node = child.child_by_field_name("value")
+                if name_node is not None and self._text(name_node) == "IFS":
+                    found = self.evaluate(value_node, depth + 1) if value_node is not None else [Value(())]
+                    ifs = found[-1].text if len(found) == 1 and found[-1].known else None
+                    break
+        else:
+            found = self.lookup("IFS", node.start_byte, node, depth + 1)
+            if found:
+                ifs = found[-1].text if len(found) == 1 and found[-1].known else None
+        if ifs is None:
+            return []
+        out: List[Value] = []
+        for value in self.evaluate(herestring.named_children[0], depth + 1):
+            field = _read_field(value, ifs, index, len(names), raw)
+            if field is None:
+                return []
+            out.append(field)
+        return out
+
     def _for_values(self, node: Node, depth: int) -> List[Value]:
         values: List[Value] = []
         for child in node.children_by_field_name("value"):
@@ -376,7 +428,11 @@ class Values:
                 values.extend(_split_value(value))
             else:
                 values.append(value)
-        return values[:MAX_ALTERNATIVES]
+        key = node.start_byte
+        return [
+            Value(tuple(replace(p, loop=p.loop + ((key, index),)) for p in value.pieces))
+            for index, value in enumerate(values[:MAX_ALTERNATIVES])
+        ]
 
     # -- evaluation ----------------------------------------------------------------------------
     def evaluate(self, node: Node, depth: int = 0, quote: str = "", assignment: bool = False) -> List[Value]:
@@ -511,13 +567,14 @@ class Values:
                             p.span if p.known else (p.span or span),
                             p.quote,
                             p.known,
-                            p.name,
+                            p.name if p.known else (p.name or name),
                             p.escaped,
                             p.via + (span,),
                             p.split or quote == "",
+                            loop=p.loop,
                         )
                         if (p.known or p.span is not None)
-                        else Piece("", span, quote, False, p.name, False, p.via + (span,), quote == "")
+                        else Piece("", span, quote, False, p.name or name, False, p.via + (span,), quote == "", loop=p.loop)
                         for p in value.pieces
                     )
                 )
@@ -570,6 +627,11 @@ class Values:
         """The argv a list of argument nodes produces (primary alternative, after splitting)."""
         words: List[Word] = []
         for node in nodes:
+            elements = self._array_splat(node)
+            if elements is not None:
+                span = node_span(node, self.data)
+                words.extend(Word(element, node, span, None) for element in elements)
+                continue
             alternatives = self.evaluate(node)
             value = alternatives[-1] if alternatives else Value(())
             span = node_span(node, self.data)
@@ -578,6 +640,29 @@ class Values:
             if not value.pieces and node.type in ("string", "raw_string", "translated_string", "ansi_c_string"):
                 words.append(Word(value, node, span, None))
         return words
+
+    def _array_splat(self, node: Node) -> Optional[List[Value]]:
+        """``"${A[@]}"`` (or unquoted ``${A[@]}``) of a known array: one word per element."""
+        target = node
+        if node.type == "string":
+            named = [c for c in node.named_children]
+            if len(named) != 1:
+                return None
+            target = named[0]
+        if target.type != "expansion":
+            return None
+        subscript = next((c for c in target.named_children if c.type == "subscript"), None)
+        if subscript is None or len(target.named_children) != 1:
+            return None
+        base = subscript.child_by_field_name("name")
+        index = subscript.child_by_field_name("index")
+        if base is None or index is None or self._text(index) != "@":
+            return None
+        elements = self.array_elements(self._text(base), node.start_byte)
+        if elements is None:
+            return None
+        via = node_span(node, self.data)
+        return [Value(tuple(replace(p, via=p.via + (via,)) for p in element.pieces)) for element in elements]
 
 
 @dataclass
@@ -653,10 +738,67 @@ def _product(parts: List[List[Value]]) -> List[Value]:
     for alternatives in parts:
         if not alternatives:
             continue
+        if any(p.loop for a in alternatives for p in a.pieces):
+            # Values bound to loop iterations: only combine pieces of the same iteration.
+            combined = [r + a.pieces for r in results for a in alternatives if consistent(r + a.pieces)]
+            results = combined[-MAX_ALTERNATIVES:] or results
+            continue
         if len(results) * len(alternatives) > MAX_ALTERNATIVES:
             alternatives = alternatives[-max(1, MAX_ALTERNATIVES // max(1, len(results))) :]
         results = [r + a.pieces for r in results for a in alternatives]
     return [Value(r) for r in results]
+
+
+def consistent(pieces: Iterable[Piece]) -> bool:
+    """Whether the pieces can occur together: none of them belong to different iterations of one loop."""
+    seen: Dict[int, int] = {}
+    for piece in pieces:
+        for loop, index in piece.loop:
+            if seen.setdefault(loop, index) != index:
+                return False
+    return True
+
+
+def _read_field(value: Value, ifs: str, index: int, count: int, raw: bool) -> Optional[Value]:
+    """Field ``index`` of ``count`` names that ``read`` assigns from one line of ``value``."""
+    if not value.known:
+        return None
+    text = value.text
+    if "\n" in text:
+        text = text[: text.index("\n")]
+    if not raw and "\\" in text:
+        return None
+    white = "".join(c for c in ifs if c in " \t\n")
+    hard = "".join(c for c in ifs if c not in " \t\n")
+    # Field boundaries as character positions, following bash's IFS rules.
+    fields: List[Tuple[int, int]] = []
+    i, n = 0, len(text)
+    while i < n and text[i] in white:
+        i += 1
+    while i < n and len(fields) < count - 1:
+        start = i
+        while i < n and text[i] not in ifs:
+            i += 1
+        fields.append((start, i))
+        while i < n and text[i] in white:
+            i += 1
+        if i < n and text[i] in hard:
+            i += 1
+            while i < n and text[i] in white:
+                i += 1
+    if index < len(fields):
+        start, end = fields[index]
+    elif index == len(fields) and index == count - 1:
+        start, end = i, n
+        while end > start and text[end - 1] in white:
+            end -= 1
+        if end > start and text[end - 1] in hard:
+            return None  # bash's handling of a trailing delimiter here is subtle: unknown
+    else:
+        return Value(())
+    lo = len(text[:start].encode("utf-8"))
+    hi = len(text[:end].encode("utf-8"))
+    return value.slice(lo, hi) if hi > lo else Value(())
 
 
 def _array_name(node: Node, data: bytes) -> Optional[str]:
