@@ -1,0 +1,158 @@
+"""Speed benchmark: a generated corpus of varied batch scripts linted in one process, and cold
+single-file runs of the command compared with a bare interpreter start.
+
+    python bench/run.py [--files 400] [--repeat 5]
+
+Targets: the corpus in under 1 s (400 files), a cold single-file run under 4x `python -c pass`.
+Prints the numbers and whether libcst was imported on the shell-only path; exits 1 when a target
+is missed, so it can gate a release but stays out of the test suite (timings are machine-bound).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+HEADER = """#!/bin/bash
+#SBATCH --job-name={name}
+#SBATCH --nodes={nodes}
+#SBATCH --ntasks-per-node={tpn}
+#SBATCH --gpus-per-node=8
+#SBATCH --time={hours:02d}:00:00
+#SBATCH --account=proj{seed}
+#SBATCH --partition=batch
+#SBATCH --output=/lustre/fs{seed}/logs/%x_%j.log
+"""
+
+NATIVE = """
+set -euo pipefail
+SHARED=/lustre/fs{seed}
+export HF_HOME=$SHARED/hf
+export UV_CACHE_DIR=$SHARED/uv
+export NEMO_HOME=$SHARED/nemo
+IMAGE=nvcr.io/nvidia/nemo:25.{seed2:02d}
+MOUNTS="$SHARED:$SHARED"
+cd $SHARED/Megatron-Bridge
+srun --nodes=1 --ntasks=1 --container-image=$IMAGE --container-mounts=$MOUNTS uv sync
+for TP in 1 2 4; do
+  srun --kill-on-bad-exit=1 --container-image=$IMAGE --container-mounts=$MOUNTS \\
+    uv run python examples/recipes/run_{seed}.py --tp $TP --pp {pp} \\
+      train.global_batch_size={gbs} model.seq_length={seq}
+done
+"""
+
+LEGACY = """
+set -e
+WORKDIR=/lustre/fs{seed}/repo
+CONFIGS=("2,2,4" "4,1,4" "1,1,{pp}")
+SRUN_CMD="srun --container-image=nvcr.io/nvidia/pytorch:25.{seed2:02d}"
+for MOUNT in /lustre/fs{seed} /scratch/fs{seed}; do
+  SRUN_CMD="$SRUN_CMD --container-mounts=$MOUNT:$MOUNT"
+done
+for CONFIG in "${{CONFIGS[@]}}"; do
+  IFS=, read -r TP PP EP <<< "$CONFIG"
+  CMD="cd $WORKDIR && PYTHONPATH=$WORKDIR/3rdparty/Megatron-LM:\\${{PYTHONPATH:-}} "
+  CMD="${{CMD}}python -m torch.distributed.run --nproc_per_node=8 \\
+    --nnodes=$SLURM_JOB_NUM_NODES --node_rank=$SLURM_NODEID \\
+    3rdparty/Megatron-LM/pretrain_gpt.py --tensor-model-parallel-size $TP \\
+    --pipeline-model-parallel-size $PP --expert-model-parallel-size $EP"
+  case "$TP" in
+    1) echo single ;;
+    *) echo "tp=$TP" ;;
+  esac
+  if [[ $PP -gt 1 ]]; then
+    echo "$(( PP * TP ))"
+  fi
+  $SRUN_CMD bash -c "$CMD"
+done
+cat <<EOF > /lustre/fs{seed}/summary_{seed}.txt
+run {seed} done at $(date)
+run {seed} done at $(date)
+EOF
+"""
+
+
+def corpus(count: int) -> list:
+    rng = random.Random(7)
+    scripts = []
+    for i in range(count):
+        params = dict(
+            name=f"job{i}", nodes=rng.choice([1, 2, 4, 16]), tpn=rng.choice([1, 8]), hours=rng.randint(1, 12),
+            seed=i, seed2=i % 12 + 1, pp=rng.choice([1, 2]), gbs=rng.choice([64, 128, 256]), seq=rng.choice([2048, 4096]),
+        )
+        body = (NATIVE if i % 2 else LEGACY).format(**params)
+        extra = "\n".join(f"echo step {k} $SLURM_JOB_ID" for k in range(rng.randint(0, 40)))
+        scripts.append(HEADER.format(**params) + body + extra + "\n")
+    return scripts
+
+
+def bench_corpus(count: int, repeat: int) -> float:
+    from sbatchlint.linter import lint
+    from sbatchlint.source import Source
+
+    scripts = [s.encode() for s in corpus(count)]
+    lint(Source(scripts[0], "warmup.sh"))  # imports and parser set-up are not per-file costs
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for index, data in enumerate(scripts):
+            lint(Source(data, f"job{index}.sh"))
+        times.append(time.perf_counter() - start)
+    assert "libcst" not in sys.modules, "libcst was imported while linting shell scripts"
+    return min(times)
+
+
+def cold(args: list, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+PROBE = """
+import sys
+from sbatchlint.cli import main
+try:
+    main([sys.argv[1]])
+except SystemExit:
+    pass
+print('libcst' in sys.modules, file=sys.stderr)
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=400)
+    parser.add_argument("--repeat", type=int, default=5)
+    options = parser.parse_args()
+    corpus_seconds = bench_corpus(options.files, options.repeat)
+    with tempfile.TemporaryDirectory() as directory:
+        job = os.path.join(directory, "job.sh")
+        with open(job, "w") as handle:
+            handle.write(corpus(2)[1])
+        bare = cold([sys.executable, "-c", "pass"], options.repeat * 2)
+        single = cold([sys.executable, "-m", "sbatchlint", job], options.repeat * 2)
+        probe = subprocess.run([sys.executable, "-c", PROBE, job], capture_output=True, text=True)
+    per_file_ms = corpus_seconds / options.files * 1000
+    ratio = single / bare
+    print(f"corpus: {options.files} files in {corpus_seconds:.3f} s ({per_file_ms:.2f} ms/file; target < 1 s for 400)")
+    print(f"cold single file: {single * 1000:.0f} ms; bare python: {bare * 1000:.0f} ms; ratio {ratio:.1f}x (target < 4x)")
+    lines = probe.stderr.strip().splitlines()
+    print(f"libcst imported on the shell path: {lines[-1] if lines else 'unknown'}")
+    ok = corpus_seconds * 400 / options.files < 1.0 and ratio < 4.0
+    print("targets met" if ok else "TARGETS MISSED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
