@@ -130,7 +130,8 @@ def summary_line(results, color: bool = False) -> str:
     if summary.safe_fixable:
         parts.append(f"[*] {summary.safe_fixable} fixable with --fix.")
     if summary.unsafe_fixable:
-        parts.append(f"{summary.unsafe_fixable} more with --unsafe-fixes.")
+        more = "more " if summary.safe_fixable else ""
+        parts.append(f"{summary.unsafe_fixable} {more}fixable with --unsafe-fixes.")
     if summary.errors:
         parts.append(f"{summary.errors} file{'s' * (summary.errors != 1)} could not be read.")
     return " ".join(parts)
