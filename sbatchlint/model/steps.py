@@ -248,6 +248,12 @@ def _step(values: Values, command: Command, start: int) -> Step:
     while i < len(argv):
         word = argv[i]
         if not word.known:
+            option = _option_with_unknown_value(word, table)
+            if option is not None:
+                # ``--nodes=$SLURM_NNODES``: the option is known, only its value is not.
+                options.append(option)
+                i += 1
+                continue
             # An unknown word among the options (``srun $SRUN_ARGS python …``): assume options.
             incomplete = True
             i += 1
@@ -305,6 +311,23 @@ def _step(values: Values, command: Command, start: int) -> Step:
     for task_command in step.task_commands:
         task_command.step = step
     return step
+
+
+def _option_with_unknown_value(word: Word, table) -> Optional[StepOption]:
+    """``--name=<unknown>``: a known long option whose attached value is filled in at run time."""
+    prefix = ""
+    for piece in word.pieces:
+        if not piece.known:
+            break
+        prefix += piece.text
+    if not prefix.startswith("--") or "=" not in prefix:
+        return None
+    name = prefix[2:].split("=", 1)[0]
+    spec = option_table.lookup(table, name)
+    if spec is None or spec.arg == "none":
+        return None
+    value = word.text.split("=", 1)[1]
+    return StepOption(spec.long, spec, value, [word], "--" + name, value_known=False)
 
 
 def _task_commands(values: Values, step: Step) -> List[Command]:
