@@ -3,8 +3,10 @@
 sbatch scans the script line by line: a line starting with ``#SBATCH`` (in column 1) carries
 options; a blank line or a line whose first non-blank character is ``#`` is skipped; the first
 other line ends the scan. Directives after it are ignored ("late"). Within a directive, words are
-separated by blanks, quotes group, and an unquoted ``#`` starts a comment; ``\\#`` is a literal
-``#``. Several options may share one line.
+separated by blanks, quotes group, and an unquoted ``#`` starts a comment that runs to the end
+of the line; a backslash makes the next character literal (``\\#`` is a ``#``, also inside
+quotes). Several options may share one line. A short option keeps everything after its letter as
+its value, as getopt does: ``-N=2`` gives ``--nodes`` the value ``=2``.
 """
 from __future__ import annotations
 
@@ -107,6 +109,10 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
         while i < end:
             byte = data[i]
             if quote:
+                if byte == 92 and i + 1 < end:
+                    chars.append(chr(data[i + 1]))
+                    i += 2
+                    continue
                 if byte == quote:
                     quote = 0
                 else:
@@ -119,8 +125,8 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
                 continue
             if byte in b" \t\r":
                 break
-            if byte == 92 and i + 1 < end and data[i + 1] == 35:  # \#
-                chars.append("#")
+            if byte == 92 and i + 1 < end:  # a backslash makes the next byte literal (\#, \", \ )
+                chars.append(chr(data[i + 1]))
                 i += 2
                 continue
             if byte == 35:
@@ -256,11 +262,8 @@ def _directives(source: Source, number: int, span: Span, placement: str) -> List
         whole = token.span
         truncated, rest = token.truncated_at, token.rest
         if attached:
-            if attached.startswith("="):
-                attached = attached[1:]
-                value_span = Span(token.span.start + 3, token.span.end)
-            else:
-                value_span = Span(token.span.start + 2, token.span.end)
+            # getopt keeps everything after the letter: ``-N=2`` gives --nodes the value "=2".
+            value_span = Span(token.span.start + 2, token.span.end)
             value = attached
         elif spec is not None and spec.arg == "required" and i < len(tokens):
             value_token = tokens[i]
