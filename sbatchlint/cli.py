@@ -1,7 +1,6 @@
 """The ``sbatchlint`` command: ``check`` (the default), ``rules``, ``explain``."""
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from typing import List, Optional
@@ -9,6 +8,7 @@ from typing import List, Optional
 import click
 
 from . import __version__
+from .report import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -55,111 +55,98 @@ def _codes(values) -> List[str]:
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply unsafe fixes (implies --fix unless --diff).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated).")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Add codes or prefixes to the selection.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes (comma-separated).")
 @click.option(
     "--output-format",
-    type=click.Choice(["text", "concise", "json"]),
+    type=click.Choice(list(FORMATS)),
     default="text",
     show_default=True,
     help="How findings are printed.",
 )
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this configuration file for every path.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 @click.option("--stdin-filename", metavar="PATH", help="The name of the file read from '-' (stdin).")
 @click.option("--python", "python_files", is_flag=True, help="Also lint .py files found in directories.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Parallel processes (0: one per core).")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors reading files still exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line.")
-def check(paths, fix, unsafe_fixes, diff, select, ignore, output_format, stdin_filename, python_files, quiet) -> None:
+def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_format, config_path, isolated,
+          stdin_filename, python_files, jobs, statistics, exit_zero, quiet) -> None:
     """Check batch scripts (files or directories; '-' reads stdin)."""
-    from .files import discover, write_atomic
-    from .linter import Options, Selection, fix as run_fix, lint
-    from .report import FileResult, formatter
+    from . import registry
+    from .config import ConfigError
+    from .files import discover
+    from .report import formatter
     from .report.text import summary_line
-    from .secrets import values as secret_values
-    from .source import InputError, Source
+    from .runner import CommandLine, Job, Resolver, run_all
 
     if not paths:
         raise click.UsageError("no files given: try `sbatchlint examples/` or `sbatchlint job.sh`")
+    known = [rule.code for rule in registry.all_rules()]
+    cli = CommandLine(_codes(select), _codes(ignore), _codes(extend_select), config_path, isolated)
+    for pattern in list(cli.select) + list(cli.ignore) + list(cli.extend_select):
+        if pattern.upper() != "ALL" and not any(code.startswith(pattern.upper()) for code in known):
+            raise click.UsageError(f"unknown rule code or prefix: {pattern}")
     try:
-        selection = Selection(select=_codes(select) or ["ALL"], ignore=_codes(ignore))
-        _validate_codes(selection)
-    except ValueError as err:
-        raise click.UsageError(str(err))
-    options = Options(selection=selection)
-    apply = fix or unsafe_fixes
-    results: List[FileResult] = []
-    changed = 0
+        resolver = Resolver(cli, known)
+        work: List[Job] = []
+        stdin_data = click.get_binary_stream("stdin").read() if "-" in paths else None
+        for path, explicit in discover(list(paths), python=python_files):
+            if not explicit and resolver.excluded(path):
+                continue
+            display = stdin_filename if path == "-" and stdin_filename else path
+            work.append(Job(path, display, resolver.options_for(display if path == "-" else path),
+                            fix or unsafe_fixes, unsafe_fixes, diff, stdin_data if path == "-" else None))
+    except ConfigError as err:
+        click.echo(f"sbatchlint: error: {err}", err=True)
+        sys.exit(EXIT_ERROR)
+    workers = jobs or os.cpu_count() or 1
+    results = []
     out = click.get_text_stream("stdout")
-    for path, explicit in discover(list(paths), python=python_files):
-        display = stdin_filename if path == "-" and stdin_filename else path
-        try:
-            if path == "-":
-                source = Source.checked(click.get_binary_stream("stdin").read(), display)
-            else:
-                source = Source.read(path)
-        except InputError as err:
-            results.append(FileResult(display, error=str(err)))
-            click.echo(f"sbatchlint: error: {err}", err=True)
-            continue
-        result = FileResult(display, source)
-        try:
-            result.secrets = secret_values(source)
-            if apply or diff:
-                outcome = run_fix(source, options, unsafe=unsafe_fixes)
-                if outcome.data != source.data:
-                    changed += 1
-                    if diff:
-                        out.write(_diff(source, outcome.data, result))
-                    elif path == "-":
-                        click.get_binary_stream("stdout").write(outcome.data)
-                    else:
-                        write_atomic(path, outcome.data)
-                    if not diff:
-                        result.fixed = outcome.applied
-                        source = Source(outcome.data, display)
-                        result.source = source
-                        result.secrets = secret_values(source)
-            result.diagnostics = lint(source, options)
-        except OSError as err:
-            result.error = f"{display}: cannot write: {err.strerror or err}"
+    for result in run_all(work, workers):
+        if result.error:
             click.echo(f"sbatchlint: error: {result.error}", err=True)
-        except RecursionError:
-            result.error = f"{display}: too deeply nested to analyse"
-            click.echo(f"sbatchlint: error: {result.error}", err=True)
+        if result.diff:
+            out.write(result.diff)
+        if result.fixed_data is not None and result.path == (stdin_filename or "-") and "-" in paths:
+            click.get_binary_stream("stdout").write(result.fixed_data)
         results.append(result)
     if diff:
-        stream = click.get_text_stream("stderr")
+        changed = sum(1 for r in results if r.diff)
         if not quiet:
-            stream.write(f"{changed} file{'s' * (changed != 1)} would be changed.\n")
+            click.echo(f"{changed} file{'s' * (changed != 1)} would be changed.", err=True)
         code = EXIT_ERROR if any(r.error for r in results) else (EXIT_FINDINGS if changed else EXIT_CLEAN)
         sys.exit(code)
-    stream = click.get_text_stream("stderr") if (apply and "-" in paths) else out
-    render = formatter(output_format)
-    render(results, stream, color=use_color(stream) and output_format == "text", show_summary=False)
+    stream = click.get_text_stream("stderr") if ((fix or unsafe_fixes) and "-" in paths) else out
+    color = use_color(stream)
+    if statistics:
+        _statistics(results, stream)
+    else:
+        formatter(output_format)(results, stream, color=color and output_format == "text", show_summary=False)
     if output_format == "text" and not quiet:
-        stream.write(summary_line(results, use_color(stream)) + "\n")
+        stream.write(summary_line(results, color) + "\n")
     if any(r.error for r in results):
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if any(r.diagnostics for r in results) else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if any(r.diagnostics for r in results) and not exit_zero else EXIT_CLEAN)
 
 
-def _validate_codes(selection) -> None:
-    from . import registry
+def _statistics(results, stream) -> None:
+    from collections import Counter
 
-    known = [rule.code for rule in registry.all_rules()]
-    for pattern in list(selection.select) + list(selection.ignore):
-        p = pattern.upper()
-        if p == "ALL":
-            continue
-        if not any(code.startswith(p) for code in known):
-            raise ValueError(f"unknown rule code or prefix: {pattern}")
-
-
-def _diff(source, new: bytes, result) -> str:
-    from .source import Source
-
-    before = source.text().splitlines(keepends=True)
-    after = Source(new, source.path).text().splitlines(keepends=True)
-    lines = difflib.unified_diff(before, after, source.path, source.path)
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-    return result.redact(text)
+    counts = Counter()
+    names = {}
+    fixable = Counter()
+    for result in results:
+        for d in result.diagnostics:
+            counts[d.code] += 1
+            names[d.code] = d.name
+            if d.fix is not None and d.fix.applicability.value == "safe":
+                fixable[d.code] += 1
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        mark = "[*]" if fixable[code] else "   "
+        stream.write(f"{count:>5}  {code}  {mark} {names[code]}\n")
 
 
 @main.command("rules")

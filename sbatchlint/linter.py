@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from . import registry
+from . import registry, suppressions
+from .diagnostics import Severity
 from .diagnostics import Diagnostic
 from .fix import FixResult, fix_to_fixed_point
 from .source import Source
@@ -37,6 +38,7 @@ class Selection:
 class Options:
     selection: Selection = field(default_factory=Selection)
     settings: Dict[str, Any] = field(default_factory=dict)
+    severity: Dict[str, Severity] = field(default_factory=dict)
 
 
 def is_python(source: Source) -> bool:
@@ -55,15 +57,32 @@ def build(source: Source, options: Optional[Options] = None):
     return Script(source, options.settings)
 
 
+SUPPRESSION_RULES = ("SBL900", "SBL901")
+
+
 def lint(source: Source, options: Optional[Options] = None) -> List[Diagnostic]:
     options = options or Options()
     model = build(source, options)
     language = "python" if is_python(source) else "shell"
+    enabled = options.selection.enabled
+    rules = registry.all_rules()
     diagnostics: List[Diagnostic] = []
-    for rule in registry.all_rules():
-        if rule.language != language or not options.selection.enabled(rule.code):
+    for rule in rules:
+        if rule.language not in (language, "any") or not enabled(rule.code):
             continue
         diagnostics.extend(rule.check(model))
+    found = suppressions.find(source, model)
+    if found:
+        diagnostics = suppressions.apply(source, diagnostics, found)
+        known = [rule.code for rule in rules]
+        for code in SUPPRESSION_RULES:
+            if enabled(code):
+                diagnostics.extend(registry.get(code).findings(model, found, enabled, known))
+        diagnostics = suppressions.apply_to_own(source, diagnostics, found)
+    for d in diagnostics:
+        override = options.severity.get(d.code)
+        if override is not None:
+            d.severity = override
     diagnostics.sort(key=Diagnostic.sort_key)
     return diagnostics
 

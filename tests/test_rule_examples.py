@@ -34,7 +34,7 @@ def test_every_rule_has_bad_and_good_examples():
 
 @pytest.mark.parametrize("rule,index,example", BAD)
 def test_bad_example_is_reported(rule, index, example):
-    found = [d for d in lint_text(example.source, [rule.code], _path(rule)) if d.code == rule.code]
+    found = [d for d in lint_text(example.source, [rule.code, *example.also], _path(rule)) if d.code == rule.code]
     assert found, f"{rule.code} does not fire on its bad example #{index}"
     if example.count is not None:
         assert len(found) == example.count
@@ -47,25 +47,25 @@ def test_bad_example_is_reported(rule, index, example):
 @pytest.mark.parametrize("rule,index,example", BAD)
 def test_bad_example_fix(rule, index, example):
     path = _path(rule)
-    safe = fix_text(example.source, [rule.code], unsafe=False, path=path)
+    safe = fix_text(example.source, [rule.code, *example.also], unsafe=False, path=path)
     if example.fixed is None:
         assert safe == example.source, f"{rule.code} changed an example that declares no fix"
-        assert fix_text(example.source, [rule.code], unsafe=True, path=path) == example.source
+        assert fix_text(example.source, [rule.code, *example.also], unsafe=True, path=path) == example.source
         return
     if example.unsafe:
         assert safe == example.source, f"{rule.code}: an unsafe fix was applied without --unsafe-fixes"
-        fixed = fix_text(example.source, [rule.code], unsafe=True, path=path)
+        fixed = fix_text(example.source, [rule.code, *example.also], unsafe=True, path=path)
     else:
         fixed = safe
     assert fixed == example.fixed
     # the fixed text is clean for the rule, and fixing is idempotent
-    assert not [d for d in lint_text(fixed, [rule.code], path) if d.code == rule.code]
-    assert fix_text(fixed, [rule.code], unsafe=True, path=path) == fixed
+    assert not [d for d in lint_text(fixed, [rule.code, *example.also], path) if d.code == rule.code]
+    assert fix_text(fixed, [rule.code, *example.also], unsafe=True, path=path) == fixed
 
 
 @pytest.mark.parametrize("rule,index,example", GOOD)
 def test_good_example_is_clean(rule, index, example):
-    found = [d for d in lint_text(example.source, [rule.code], _path(rule)) if d.code == rule.code]
+    found = [d for d in lint_text(example.source, [rule.code, *example.also], _path(rule)) if d.code == rule.code]
     assert not found, [d.message for d in found]
 
 

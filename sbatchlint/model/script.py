@@ -56,5 +56,9 @@ class Script:
     def text(self, span: Span) -> str:
         return self.source.text(span)
 
+    def is_comment(self, offset: int) -> bool:
+        node = self.root.descendant_for_byte_range(offset, offset + 1)
+        return node is not None and node.type == "comment"
+
     def in_error(self, span: Span) -> bool:
         return any(region.overlaps(span) or region.start == span.start for region in self.errors)

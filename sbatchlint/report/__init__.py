@@ -16,6 +16,8 @@ class FileResult:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     error: Optional[str] = None  # a one-line reason the file could not be linted
     fixed: int = 0  # fixes applied
+    fixed_data: Optional[bytes] = None  # the fixed bytes (for stdin, printed instead of written)
+    diff: Optional[str] = None  # with --diff: the unified diff of the fixes
     secrets: List[str] = field(default_factory=list)  # secret values to redact from output
 
     def redact(self, text: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from textwrap import dedent
-from typing import Iterable, Iterator, List, Optional, Sequence
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import Diagnostic, Fix, Severity
 from ..source import Span
@@ -24,12 +24,14 @@ class Bad:
     count: Optional[int] = None  # how many findings of this rule, when it matters
     contains: Optional[str] = None  # a fragment the message must contain
     title: str = ""
+    also: Tuple[str, ...] = ()  # other codes to enable with the rule (e.g. what a suppression names)
 
 
 @dataclass(frozen=True)
 class Good:
     source: str
     title: str = ""
+    also: Tuple[str, ...] = ()
 
 
 def clean(text: str) -> str:

@@ -1,0 +1,195 @@
+"""Per-project configuration: ``[tool.sbatchlint]`` in ``pyproject.toml`` or ``.sbatchlint.toml``.
+
+The configuration that applies to a file is the closest one found from the file's directory
+upward (in one directory, ``.sbatchlint.toml`` wins over ``pyproject.toml``). ``--config PATH``
+forces one file for every path; ``--isolated`` ignores them all. Unknown keys and bad values are
+errors that name the file and the key.
+
+    [tool.sbatchlint]
+    select = ["ALL"]
+    ignore = ["SBL202"]
+    extend-select = []
+    exclude = ["legacy/*"]
+    per-file-ignores = { "experiments/*.sh" = ["SBL011"] }
+    severity = { SBL107 = "error" }
+    shared-roots = ["/lustre/fsw"]
+    bridge-entry-points = ["recipes/*.py"]
+    gpus-per-node = 8
+    partitions = { batch = "batch", interactive = "interactive" }
+    shellcheck = false
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older interpreters only
+    import tomli as tomllib
+
+from .diagnostics import Severity
+
+CONFIG_NAMES = (".sbatchlint.toml", "pyproject.toml")
+
+# key -> (type check, settings name or None for the selection keys)
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
+_SETTINGS = {
+    "shared-roots": ("shared_roots", list),
+    "bridge-entry-points": ("bridge_entry_points", list),
+    "gpus-per-node": ("gpus_per_node", int),
+    "partitions": ("partitions", dict),
+    "shellcheck": ("shellcheck", bool),
+}
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used; the message names the file and the key."""
+
+
+@dataclass
+class Config:
+    path: Optional[str] = None
+    select: Optional[List[str]] = None
+    ignore: List[str] = field(default_factory=list)
+    extend_select: List[str] = field(default_factory=list)
+    exclude: List[str] = field(default_factory=list)
+    per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
+    severity: Dict[str, Severity] = field(default_factory=dict)
+    settings: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def root(self) -> str:
+        return os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
+
+    def relative(self, path: str) -> str:
+        try:
+            return os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
+        except ValueError:
+            return path
+
+    def ignores_for(self, path: str) -> List[str]:
+        relative = self.relative(path)
+        name = os.path.basename(path)
+        out: List[str] = []
+        for pattern, codes in self.per_file_ignores.items():
+            if _glob(relative, name, pattern):
+                out.extend(codes)
+        return out
+
+    def excludes(self, path: str) -> bool:
+        relative = self.relative(path)
+        name = os.path.basename(path)
+        return any(_glob(relative, name, pattern) for pattern in self.exclude)
+
+
+def _glob(relative: str, name: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern):
+        return True
+    # a directory pattern excludes what is below it
+    return fnmatch.fnmatch(relative, pattern + "/*") or relative.startswith(pattern + "/")
+
+
+def find(path: str) -> Optional[str]:
+    """The closest configuration file for ``path``, or None."""
+    directory = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate) and (name != "pyproject.toml" or _has_tool_table(candidate)):
+                return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _has_tool_table(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return b"[tool.sbatchlint" in handle.read()
+    except OSError:
+        return False
+
+
+def load(path: str, known_codes: Sequence[str] = ()) -> Config:
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    if os.path.basename(path) == "pyproject.toml":
+        table = document.get("tool", {}).get("sbatchlint", {})
+        prefix = "tool.sbatchlint."
+    else:
+        table = document.get("tool", {}).get("sbatchlint", document)
+        prefix = ""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: {prefix.rstrip('.') or 'the file'} must be a table")
+    config = Config(path=path)
+    for key, value in table.items():
+        where = f"{path}: {prefix}{key}"
+        if key in _LIST_KEYS:
+            values = _strings(value, where)
+            if key != "exclude":
+                _check_codes(values, known_codes, where)
+            if key == "select":
+                config.select = values
+            elif key == "ignore":
+                config.ignore = values
+            elif key == "extend-select":
+                config.extend_select = values
+            else:
+                config.exclude = values
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: expected a table of glob = [codes]")
+            for pattern, codes in value.items():
+                codes = _strings(codes, f"{where}.{pattern}")
+                _check_codes(codes, known_codes, f"{where}.{pattern}")
+                config.per_file_ignores[pattern] = codes
+        elif key == "severity":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: expected a table of CODE = \"error\"|\"warning\"|\"info\"")
+            for code, level in value.items():
+                _check_codes([code], known_codes, f"{where}.{code}")
+                try:
+                    config.severity[code.upper()] = Severity(str(level).lower())
+                except ValueError:
+                    raise ConfigError(f"{where}.{code}: expected \"error\", \"warning\" or \"info\", got {level!r}") from None
+        elif key in _SETTINGS:
+            name, kind = _SETTINGS[key]
+            if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{where}: expected a positive integer, got {value!r}")
+            if kind is not int and not isinstance(value, kind):
+                raise ConfigError(f"{where}: expected a {kind.__name__}, got {type(value).__name__}")
+            if kind is list:
+                value = _strings(value, where)
+            config.settings[name] = value
+        else:
+            known = ", ".join(sorted(list(_LIST_KEYS) + ["per-file-ignores", "severity"] + list(_SETTINGS)))
+            raise ConfigError(f"{where}: unknown key (known keys: {known})")
+    return config
+
+
+def _strings(value: Any, where: str) -> List[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings")
+    return list(value)
+
+
+def _check_codes(codes: Sequence[str], known: Sequence[str], where: str) -> None:
+    if not known:
+        return
+    for code in codes:
+        pattern = code.strip().upper()
+        if pattern != "ALL" and not any(k.startswith(pattern) for k in known):
+            raise ConfigError(f"{where}: unknown rule code or prefix {code!r}")

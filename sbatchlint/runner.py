@@ -1,0 +1,127 @@
+"""Linting files: which options apply to each (configuration, command line), and the work done
+for one file, which can run in a worker process (``-j``)."""
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+from . import config as config_module
+from .linter import Options, Selection, fix as run_fix, lint
+from .report import FileResult
+from .source import InputError, Source
+
+
+@dataclass
+class CommandLine:
+    select: Sequence[str] = ()
+    ignore: Sequence[str] = ()
+    extend_select: Sequence[str] = ()
+    config_path: Optional[str] = None
+    isolated: bool = False
+    settings: Dict[str, object] = field(default_factory=dict)
+
+
+class Resolver:
+    """The configuration and options for each file, closest configuration first, cached."""
+
+    def __init__(self, cli: CommandLine, known_codes: Sequence[str]) -> None:
+        self.cli = cli
+        self.known = list(known_codes)
+        self._configs: Dict[Optional[str], config_module.Config] = {}
+        self.forced = None
+        if cli.config_path:
+            self.forced = config_module.load(cli.config_path, self.known)
+
+    def config_for(self, path: str) -> config_module.Config:
+        if self.cli.isolated:
+            return config_module.Config()
+        if self.forced is not None:
+            return self.forced
+        location = config_module.find(path if path != "-" else os.getcwd())
+        if location not in self._configs:
+            self._configs[location] = config_module.load(location, self.known) if location else config_module.Config()
+        return self._configs[location]
+
+    def options_for(self, path: str) -> Options:
+        cfg = self.config_for(path)
+        select = list(self.cli.select) or list(cfg.select or ["ALL"])
+        select += list(cfg.extend_select) + list(self.cli.extend_select)
+        ignore = list(cfg.ignore) + list(cfg.ignores_for(path)) + list(self.cli.ignore)
+        settings = dict(cfg.settings)
+        settings.update(self.cli.settings)
+        return Options(Selection(select=select, ignore=ignore), settings, dict(cfg.severity))
+
+    def excluded(self, path: str) -> bool:
+        return self.config_for(path).excludes(path)
+
+
+@dataclass
+class Job:
+    path: str  # on disk, or "-"
+    display: str
+    options: Options
+    apply: bool = False
+    unsafe: bool = False
+    diff: bool = False
+    stdin_data: Optional[bytes] = None
+
+
+def run_job(job: Job) -> FileResult:
+    """Lint (and maybe fix) one file. Never raises for a bad file: the reason is in ``error``."""
+    from .files import write_atomic
+    from .secrets import values as secret_values
+
+    try:
+        if job.path == "-":
+            source = Source.checked(job.stdin_data or b"", job.display)
+        else:
+            source = Source.read(job.path)
+            source.path = job.display
+    except InputError as err:
+        return FileResult(job.display, error=str(err))
+    result = FileResult(job.display, source)
+    try:
+        result.secrets = secret_values(source)
+        if job.apply or job.diff:
+            outcome = run_fix(source, job.options, unsafe=job.unsafe)
+            if outcome.data != source.data:
+                if job.diff:
+                    result.diff = unified_diff(source, outcome.data, result)
+                else:
+                    result.fixed_data = outcome.data
+                    if job.path != "-":
+                        write_atomic(job.path, outcome.data)
+                    result.fixed = outcome.applied
+                    source = Source(outcome.data, job.display)
+                    result.source = source
+                    result.secrets = secret_values(source)
+        result.diagnostics = lint(source, job.options)
+    except OSError as err:
+        result.error = f"{job.display}: cannot write: {err.strerror or err}"
+    except RecursionError:
+        result.error = f"{job.display}: too deeply nested to analyse"
+    return result
+
+
+def unified_diff(source: Source, new: bytes, result: FileResult) -> str:
+    before = source.text().splitlines(keepends=True)
+    after = Source(new, source.path).text().splitlines(keepends=True)
+    lines = difflib.unified_diff(before, after, source.path, source.path)
+    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return result.redact(text)
+
+
+def run_all(jobs: List[Job], workers: int):
+    """Results in the order of ``jobs``, computed by ``workers`` processes (1: in this one)."""
+    if workers <= 1 or len(jobs) < 4:
+        for job in jobs:
+            yield run_job(job)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        chunk = max(1, min(32, len(jobs) // (workers * 4)))
+        for result in pool.map(run_job, jobs, chunksize=chunk):
+            yield result
