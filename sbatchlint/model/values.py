@@ -48,7 +48,9 @@ class Piece:
 
     text: str
     span: Optional[Span]
-    quote: str = ""  # '' unquoted, '"' double-quoted, "'" single-quoted, "$'" ANSI-C, at the source
+    # at the source: '' unquoted, '"' double-quoted, "'" single-quoted (or a quoted here-document),
+    # "$'" ANSI-C, "<<" an unquoted here-document body
+    quote: str = ""
     known: bool = True
     name: Optional[str] = None  # the variable an unknown piece (or a substituted one) expands
     escaped: bool = False  # a backslash escape in the source (text is one char, span two bytes)
@@ -165,6 +167,7 @@ class Values:
         self.root = root
         self.assignments: Dict[str, List[Assignment]] = {}
         self.exports: Dict[str, List[Export]] = {}
+        self._allexport = False  # ``set -a`` / ``set -o allexport`` in effect (source order)
         self._collect(root)
 
     # -- collection -------------------------------------------------------------------------
@@ -184,6 +187,7 @@ class Values:
                     self._add(Assignment(name, node, None, node_span(variable, self.data), "for"))
             elif kind == "command":
                 self._add_command_effects(node)
+                self._set_allexport(node)
             elif kind == "unset_command":
                 for child in node.named_children:
                     if child.type in ("variable_name", "word"):
@@ -191,7 +195,30 @@ class Values:
                         self._add(Assignment(name, node, None, node_span(child, self.data), "unset"))
 
     def _add(self, assignment: Assignment) -> None:
+        if self._allexport and assignment.kind != "unset":
+            assignment.exported = True  # ``set -a``: every variable assigned from now on is exported
         self.assignments.setdefault(assignment.name, []).append(assignment)
+
+    def _set_allexport(self, node: Node) -> None:
+        """``set -a`` / ``set -o allexport`` (and ``+a`` / ``+o allexport``), also bundled (``set -ae``)."""
+        name_node = node.child_by_field_name("name")
+        if name_node is None or self._text(name_node) != "set":
+            return
+        arguments = [self._text(c) for c in node.children_by_field_name("argument")]
+        i = 0
+        while i < len(arguments):
+            text = arguments[i]
+            i += 1
+            if text in ("--", "-") or len(text) < 2 or text[0] not in "-+":
+                break
+            on = text[0] == "-"
+            for letter in text[1:]:
+                if letter == "a":
+                    self._allexport = on
+                elif letter == "o" and i < len(arguments):
+                    if arguments[i] == "allexport":
+                        self._allexport = on
+                    i += 1
 
     def _add_assignment(self, node: Node, declared_by: Optional[str] = None, exported: bool = False) -> None:
         name_node = node.child_by_field_name("name")
@@ -462,6 +489,8 @@ class Values:
             return self._sequence(node.children, depth, quote)
         if kind in ("string", "translated_string"):
             return self._double_quoted(node, depth)
+        if kind == "heredoc_body":
+            return self._heredoc(node, depth)
         if kind == "concatenation":
             return self._sequence(node.children, depth, quote)
         if kind == "simple_expansion":
@@ -492,7 +521,12 @@ class Values:
         pieces: List[Piece] = []
         run_start = start
         i = start
-        escapable = None if quote == "" else b'$`"\\\n'
+        if quote == "":
+            escapable = None
+        elif quote == "<<":  # a here-document body: ``"`` is not special
+            escapable = b"$`\\\n"
+        else:
+            escapable = b'$`"\\\n'
 
         def flush(upto: int) -> None:
             if upto > run_start:
@@ -537,6 +571,32 @@ class Values:
         if not parts:
             return [Value(())]
         return _product(parts)
+
+    def _heredoc(self, node: Node, depth: int) -> List[Value]:
+        """A here-document body: literal when its delimiter is quoted (``<<'EOF'``), else expanded
+        like a double-quoted string in which a backslash quotes only ``$ ` \\`` and newline.
+        Pieces of an unquoted body have quote ``"<<"``; of a quoted one, ``"'"``."""
+        start, end = node.start_byte, node.end_byte
+        redirect = node.parent
+        delimiter = None
+        if redirect is not None:
+            delimiter = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+        if delimiter is not None and any(ch in self._text(delimiter) for ch in "'\"\\"):
+            span = Span(start, end)
+            return [Value((Piece(self._slice(span), span, "'"),) if end > start else ())]
+        parts: List[List[Value]] = []
+        position = start
+        for child in node.named_children:
+            if child.type == "heredoc_content":
+                continue
+            child_span = node_span(child, self.data)
+            if child_span.start > position:
+                parts.append([Value(tuple(self._literal_run(position, child_span.start, "<<")))])
+            parts.append(self.evaluate(child, depth + 1, quote="<<"))
+            position = child_span.end
+        if end > position:
+            parts.append([Value(tuple(self._literal_run(position, end, "<<")))])
+        return _product(parts) if parts else [Value(())]
 
     def _sequence(self, children: Sequence[Node], depth: int, quote: str) -> List[Value]:
         parts = [self.evaluate(c, depth + 1, quote) for c in children if c.is_named]
