@@ -55,10 +55,11 @@ def summarize(results: List[FileResult]) -> Summary:
     return Summary(len(results), sum(1 for r in results if r.error), counts, safe, unsafe, fixed)
 
 
+FORMATS = ("text", "concise", "json", "sarif", "github", "junit", "gitlab")
+
+
 def formatter(name: str) -> Callable:
-    from . import concise, json_format, text
+    import importlib
 
-    return {"text": text.render, "concise": concise.render, "json": json_format.render}[name]
-
-
-FORMATS = ("text", "concise", "json")
+    module = {"json": "json_format"}.get(name, name)
+    return importlib.import_module(f"{__name__}.{module}").render
