@@ -1,0 +1,1135 @@
+"""SBL105, SBL107–SBL111: how the tasks of a step land on nodes and GPUs, and what they inherit."""
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+from tree_sitter import Node
+
+from ..diagnostics import Diagnostic, Edit, Fix, Severity
+from ..model.geometry import Geometry, Origin, geometry, gpu_total, job_geometry
+from ..model.steps import Command, Step, unwrap
+from ..registry import register
+from ..shell import ancestors, node_span, walk
+from ..source import Span
+from .base import Bad, Good, Rule, clean
+
+# -- what a step launches -------------------------------------------------------------------------
+# A small, conservative classification of the task command. (A fuller launch analysis may replace
+# ``launch_kind``; the rules only need "is this a training launch, and does it use GPUs".)
+PYTHONS = re.compile(r"^python(\d+(\.\d+)*)?$")
+RUNNERS = {  # tool → options of its ``run`` subcommand that take a value
+    "uv": ("--with", "--python", "-p", "--project", "--directory", "--extra", "--group", "--env-file",
+           "--index", "--package", "--with-requirements", "--only-group", "--no-group", "--config-file"),
+    "conda": ("-n", "--name", "-p", "--prefix", "--cwd"),
+    "mamba": ("-n", "--name", "-p", "--prefix", "--cwd"),
+    "micromamba": ("-n", "--name", "-p", "--prefix", "--cwd"),
+    "poetry": ("-C", "--directory"),
+    "pixi": ("-e", "--environment", "--manifest-path"),
+    "pdm": ("-p", "--project"),
+}
+NOT_TRAINING_MODULES = ("pip", "venv", "ensurepip", "site", "json.tool", "http.server", "compileall")
+GPU_LAUNCHERS = frozenset({"torchrun", "deepspeed"})
+TRAINING = frozenset({"torchrun", "python", "accelerate", "deepspeed"})
+CPU_HINTS = re.compile(r"(^|[=\s])(gloo|cpu)($|[\s,])|--no[-_]cuda|--cpu\b", re.IGNORECASE)
+MEGATRON = re.compile(r"megatron|(^|/)pretrain_[\w]+\.py$", re.IGNORECASE)
+
+
+class Launch:
+    """What one task command starts: ``kind`` (torchrun/python/accelerate/deepspeed) and the
+    words from the launcher on."""
+
+    def __init__(self, kind: str, command: Command, words: List[str]) -> None:
+        self.kind = kind
+        self.command = command
+        self.words = words
+
+    @property
+    def entry(self) -> Optional[str]:
+        """The script or ``-m`` module the launch runs, as written."""
+        words = self.words[1:]
+        i = 0
+        while i < len(words):
+            word = words[i]
+            if word == "-m" and i + 1 < len(words):
+                return words[i + 1]
+            if word.startswith("-"):
+                i += 1
+                continue
+            if "=" in word and self.kind != "python":
+                i += 1
+                continue
+            if word.endswith(".py") or "/" in word or self.kind == "python":
+                return word
+            i += 1
+        return None
+
+    @property
+    def uses_gpus(self) -> bool:
+        """A launch that certainly wants GPUs (conservative)."""
+        text = " ".join(self.words)
+        if CPU_HINTS.search(text):
+            return False
+        if self.kind in GPU_LAUNCHERS:
+            return True
+        entry = self.entry or ""
+        if MEGATRON.search(entry) or entry.startswith("megatron.") or "nccl" in text.lower():
+            return True
+        return False
+
+
+def _launch_of(command: Command) -> Optional[Launch]:
+    argv = command.argv
+    texts = [w.text if w.known else "" for w in argv]
+    i = unwrap(argv)
+    while i < len(texts):
+        program = posixpath.basename(texts[i])
+        if program in RUNNERS and i + 1 < len(texts) and texts[i + 1] == "run":
+            takes_value = RUNNERS[program]
+            i += 2
+            while i < len(texts) and texts[i].startswith("-"):
+                i += 2 if texts[i] in takes_value else 1
+            continue
+        if program in ("apptainer", "singularity") and i + 1 < len(texts) and texts[i + 1] == "exec":
+            i += 2
+            while i < len(texts) and texts[i].startswith("-"):
+                i += 1
+            i += 1  # the image
+            continue
+        if program in ("numactl", "nice", "ionice", "taskset") or program == "env":
+            i += 1
+            while i < len(texts) and (texts[i].startswith("-") or "=" in texts[i]):
+                i += 1
+            continue
+        break
+    if i >= len(texts) or not texts[i]:
+        return None
+    program = posixpath.basename(texts[i])
+    rest = texts[i:]
+    if program == "torchrun":
+        return Launch("torchrun", command, rest)
+    if program in ("deepspeed",):
+        return Launch("deepspeed", command, rest)
+    if program == "accelerate" and len(rest) > 1 and rest[1] == "launch":
+        return Launch("accelerate", command, rest)
+    if PYTHONS.match(program):
+        args = rest[1:]
+        j = 0
+        while j < len(args) and args[j].startswith("-") and args[j] not in ("-m", "-c"):
+            if args[j] in ("-V", "--version", "-h", "--help"):
+                return None
+            j += 1
+        if j >= len(args):
+            return None
+        if args[j] == "-c":
+            return None  # an inline snippet, not a training script
+        if args[j] == "-m":
+            module = args[j + 1] if j + 1 < len(args) else ""
+            if module in ("torch.distributed.run", "torch.distributed.launch"):
+                return Launch("torchrun", command, rest)
+            if module.split(".")[0] in NOT_TRAINING_MODULES or module in NOT_TRAINING_MODULES:
+                return None
+        return Launch("python", command, rest)
+    if program.endswith(".py"):
+        return Launch("python", command, ["python"] + rest)
+    return None
+
+
+def launch_kind(script, step: Step) -> Optional[Launch]:
+    """The training launch a step's task command runs, if any (memoised)."""
+    table = script.derived("topology.launches", lambda s: {})
+    key = id(step)
+    if key not in table:
+        found = None
+        for command in step.task_commands:
+            launch = _launch_of(command)
+            if launch is not None and launch.kind in TRAINING:
+                found = launch
+        table[key] = found
+    return table[key]
+
+
+# -- shared helpers -------------------------------------------------------------------------------
+def _min_tasks(g: Geometry) -> int:
+    """A lower bound of the step's task count (1 when unknown)."""
+    if g.ntasks.value is not None:
+        return g.ntasks.value
+    bound = 1
+    if g.nodes.value is not None:
+        bound = g.nodes.value
+    elif g.nodes.low is not None:
+        bound = g.nodes.low
+    if g.tasks_per_node.value is not None:
+        bound *= g.tasks_per_node.value
+    return bound
+
+
+def _report_span(step: Step) -> Span:
+    return step.srun_word.span
+
+
+def _line_bounds(data: bytes, start: int, end: int) -> Tuple[int, int]:
+    line_start = data.rfind(b"\n", 0, start) + 1
+    line_end = data.find(b"\n", end)
+    return line_start, (len(data) if line_end < 0 else line_end + 1)
+
+
+def _delete_option(script, span: Span) -> Edit:
+    """Remove one option and the blank before it; a line that holds nothing else goes entirely."""
+    data = script.data
+    line_start, line_end = _line_bounds(data, span.start, span.end)
+    before = data[line_start : span.start]
+    after = data[span.end : line_end].rstrip(b"\r\n").strip(b" \t")
+    if not before.strip(b" \t") and after in (b"", b"\\"):
+        if after == b"\\" or not before:
+            return Edit.delete(Span(line_start, line_end))
+    start = span.start
+    while start > 0 and data[start - 1 : start] in (b" ", b"\t"):
+        start -= 1
+    return Edit.delete(Span(start, span.end))
+
+
+def _delete_directive(script, origin: Origin) -> Optional[Edit]:
+    directive = origin.directive
+    if directive is None:
+        span = origin.span
+        return _delete_option(script, span) if span is not None else None
+    if len(script.header.lines.get(directive.line, [])) == 1:
+        return Edit.delete(script.source.line_span(directive.line, with_newline=True))
+    return _delete_option(script, directive.span)
+
+
+def _option_words(step: Step, *names: str):
+    return [opt for opt in step.options if opt.name in names]
+
+
+# -- SBL105 -------------------------------------------------------------------------------------------
+PER_TASK_VARIABLES = frozenset(
+    {
+        "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_STEP_NODEID", "SLURM_GTIDS",
+        "PMI_RANK", "PMIX_RANK", "PMI_LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+        "OMPI_COMM_WORLD_NODE_RANK", "MV2_COMM_WORLD_RANK",
+    }
+)
+RANK_VARIABLES = ("RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK")
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "127.0.1.1"})
+STATEMENT_BLOCKS = frozenset({"program", "compound_statement", "do_group"})
+BRANCHES = frozenset({"if_statement", "elif_clause", "else_clause", "case_item", "list"})
+
+
+def _statement_removal(script, node: Node) -> Optional[Edit]:
+    """Remove an assignment: the whole ``export X=…`` line, or just that assignment."""
+    data = script.data
+    parent = node.parent
+    if parent is not None and parent.type in ("declaration_command", "variable_assignments"):
+        siblings = [c for c in parent.named_children if c.type in ("variable_assignment", "variable_name")]
+        if len(siblings) > 1:
+            return _delete_option(script, node_span(node, data))
+        node = parent
+        parent = node.parent
+    if parent is None or parent.type not in STATEMENT_BLOCKS:
+        return None  # inside an if, a pipeline, a && list…: removing it could change the syntax
+    statements = [c for c in parent.named_children if c.type != "comment"]
+    if parent.type != "program" and len(statements) <= 1:
+        return None  # the block would become empty
+    span = node_span(node, data)
+    line_start, line_end = _line_bounds(data, span.start, span.end)
+    before = data[line_start : span.start]
+    after = data[span.end : line_end].rstrip(b"\r\n").strip(b" \t")
+    if before.strip(b" \t") or (after and not after.startswith(b"#")):
+        return None  # shares its line with another command
+    return Edit.delete(Span(line_start, line_end))
+
+
+def _unique(assignments):
+    """Each assignment once (an ``export X=…`` may be recorded both as declaration and assignment)."""
+    seen = set()
+    for assignment in assignments:
+        key = (assignment.span.start, assignment.span.end)
+        if key not in seen:
+            seen.add(key)
+            yield assignment
+
+
+def _conditional(node: Node) -> bool:
+    return any(a.type in BRANCHES or a.type in ("case_statement", "if_statement") for a in ancestors(node))
+
+
+def _expanded_in_batch(script, name: str) -> bool:
+    for node in walk(script.root):
+        if node.type in ("simple_expansion", "expansion"):
+            for child in node.named_children:
+                if child.type == "variable_name" and script.values._text(child) == name:
+                    return True
+    return False
+
+
+@register
+class RendezvousEnvInBatchShell(Rule):
+    code = "SBL105"
+    name = "rendezvous-env-in-batch-shell"
+    severity = Severity.ERROR
+    summary = "`RANK`/`LOCAL_RANK`/`NODE_RANK` set once in the batch shell, or `MASTER_ADDR=localhost` on several nodes."
+    what = """
+        Finds `RANK`, `LOCAL_RANK`, `NODE_RANK` (and `GROUP_RANK`) exported by the batch script
+        with a value taken from a per-task variable such as `$SLURM_PROCID`, `$SLURM_LOCALID` or
+        `$SLURM_NODEID`, and `MASTER_ADDR` set to `localhost` or `127.0.0.1` in a job that spans
+        several nodes.
+    """
+    why = """
+        The batch shell runs once, on the first node, where `SLURM_PROCID`, `SLURM_LOCALID` and
+        `SLURM_NODEID` are all 0. Every task then inherits that single value: all ranks claim to
+        be rank 0, the process group never forms and the job hangs until its time limit or fails
+        with duplicate ranks. A loopback `MASTER_ADDR` sends the tasks of every other node to
+        their own host, where no rendezvous is listening, so they time out. Megatron-Bridge and
+        torchrun derive all of these per task from Slurm's variables when they are left unset.
+    """
+    fix_safety = """
+        Unsafe: the assignment is removed, so the variable is no longer set for anything else in
+        the script that reads it (a hand-written `--node_rank=$NODE_RANK`, a log line). Check
+        that the launcher derives it, or pass the per-task value inside the task command.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export RANK=$SLURM_PROCID
+                export LOCAL_RANK=$SLURM_LOCALID
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            unsafe=True,
+            count=2,
+            contains="task 0's value",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export MASTER_ADDR=localhost MASTER_PORT=29500
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 --master_addr=$MASTER_ADDR train.py'
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export MASTER_PORT=29500
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 --master_addr=$MASTER_ADDR train.py'
+                """
+            ),
+            unsafe=True,
+            contains="MASTER_ADDR",
+            title="a loopback rendezvous address on two nodes",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export MASTER_ADDR=127.0.0.1
+                srun --kill-on-bad-exit=1 bash -c 'RANK=$SLURM_PROCID uv run python train.py'
+                """
+            ),
+            title="one node, and a rank set by each task itself",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        values = script.values
+        for name in RANK_VARIABLES:
+            if not values.is_exported(name):
+                continue
+            for assignment in _unique(values.assignments.get(name, [])):
+                if assignment.kind not in ("assign", "append") or assignment.value_node is None:
+                    continue
+                used = sorted(
+                    {
+                        piece.name
+                        for value in values.evaluate(assignment.value_node)
+                        for piece in value.pieces
+                        if not piece.known and piece.name in PER_TASK_VARIABLES
+                    }
+                )
+                if not used:
+                    continue
+                yield self._report(
+                    script,
+                    assignment,
+                    f"`{name}` is set from `${used[0]}` in the batch shell, which runs once on the first "
+                    f"node: every task inherits task 0's value ({name}=0 everywhere), so ranks collide "
+                    "and the job hangs or fails at initialization",
+                    label="one value for every task",
+                )
+        if not self._multi_node(script):
+            return
+        for assignment in _unique(values.assignments.get("MASTER_ADDR", [])):
+            if assignment.kind != "assign" or assignment.value_node is None or _conditional(assignment.node):
+                continue
+            alternatives = values.evaluate(assignment.value_node)
+            if not alternatives or not all(v.known and v.text.strip() in LOOPBACK for v in alternatives):
+                continue
+            if not (values.is_exported("MASTER_ADDR") or _expanded_in_batch(script, "MASTER_ADDR")):
+                continue
+            nodes = self._nodes_text(script)
+            yield self._report(
+                script,
+                assignment,
+                f"`MASTER_ADDR={alternatives[-1].text.strip()}` in a {nodes} job: the tasks on every other "
+                "node look for the rendezvous on their own host and time out",
+                label="loopback on a multi-node job",
+            )
+
+    def _report(self, script, assignment, message: str, label: str) -> Diagnostic:
+        edit = _statement_removal(script, assignment.node)
+        fix = Fix.unsafe(f"remove the `{assignment.name}` assignment", edit) if edit is not None else None
+        return self.report(script, assignment.span, message, fix, label=label,
+                           help="leave it unset: the launcher derives it for each task")
+
+    @staticmethod
+    def _multi_node(script) -> bool:
+        if job_geometry(script).multi_node:
+            return True
+        return any(geometry(script, step).multi_node for step in script.steps)
+
+    @staticmethod
+    def _nodes_text(script) -> str:
+        job = job_geometry(script)
+        if job.nodes.value is not None and job.nodes.value > 1:
+            return f"{job.nodes.value}-node"
+        return "multi-node"
+
+
+# -- SBL107 -------------------------------------------------------------------------------------------
+@register
+class MissingKillOnBadExit(Rule):
+    code = "SBL107"
+    name = "missing-kill-on-bad-exit"
+    severity = Severity.WARNING
+    summary = "A multi-task training step without `--kill-on-bad-exit=1`: one dead rank leaves the rest hanging."
+    what = """
+        Finds steps that start a training launch (`python`, `uv run python`, `torchrun`,
+        `python -m torch.distributed.run`, `accelerate launch`, `deepspeed`) in more than one task
+        without `--kill-on-bad-exit=1` (or `-K`). One-task steps and steps that run tools such as
+        `hostname`, `nvidia-smi` or `uv sync` are not reported. A step that says
+        `--kill-on-bad-exit=0` made an explicit choice and is left alone, as is a script that
+        exports `SLURM_KILL_BAD_EXIT`.
+    """
+    why = """
+        When one rank crashes (an exception, an out-of-memory kill), the others keep waiting for
+        it in their next collective operation. Slurm ends the step only when every task has
+        exited, so the job sits idle until its time limit, burning the whole allocation, and the
+        real error is buried under a timeout. With `--kill-on-bad-exit=1` Slurm cancels the step
+        as soon as one task exits with a non-zero code.
+    """
+    fix_safety = """
+        Safe: the option only changes what happens after a task has already failed. It is added
+        to the `srun` itself, also when the command is assembled in a variable such as
+        `SRUN_CMD` (once for every step that uses it).
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun uv run python train.py --config configs/llama.yaml
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py --config configs/llama.yaml
+                """
+            ),
+            contains="time limit",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=4
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                SRUN_CMD="srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3"
+                $SRUN_CMD --ntasks=1 --nodes=1 nvidia-smi
+                $SRUN_CMD bash -c "torchrun --nnodes=4 --node_rank=\\$SLURM_NODEID --nproc_per_node=8 train.py"
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=4
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                SRUN_CMD="srun --kill-on-bad-exit=1 --container-image=nvcr.io/nvidia/pytorch:25.01-py3"
+                $SRUN_CMD --ntasks=1 --nodes=1 nvidia-smi
+                $SRUN_CMD bash -c "torchrun --nnodes=4 --node_rank=\\$SLURM_NODEID --nproc_per_node=8 train.py"
+                """
+            ),
+            count=1,
+            title="an srun assembled in a variable",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --nodes=1 --ntasks=1 uv sync
+                srun -K uv run python train.py
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                srun hostname
+                srun --ntasks=1 python summarize.py
+                """
+            ),
+            title="tools and one-task steps",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        if script.values.is_exported("SLURM_KILL_BAD_EXIT"):
+            return
+        for step in script.steps:
+            if step.options_incomplete or step.has("kill-on-bad-exit"):
+                continue
+            launch = launch_kind(script, step)
+            if launch is None:
+                continue
+            g = geometry(script, step)
+            tasks = _min_tasks(g)
+            if tasks < 2:
+                continue
+            fix = None
+            offset, _quote = step.insertion_after_srun()
+            srun_pieces = [p for p in step.srun_word.pieces if p.span is not None]
+            if offset is not None and srun_pieces and srun_pieces[-1].via and srun_pieces[-1].quote == "":
+                # ``SRUN=srun`` then ``$SRUN …``: add the option where the variable is used.
+                offset = step.srun_word.span.end
+            if offset is not None:
+                fix = Fix.safe("add `--kill-on-bad-exit=1` to the srun", Edit.insert(offset, " --kill-on-bad-exit=1"))
+            count = f"{g.ntasks.value} tasks" if g.ntasks.value is not None else "several tasks"
+            yield self.report(
+                script,
+                _report_span(step),
+                f"this {launch.kind} step runs {count} without `--kill-on-bad-exit=1`: if one rank dies, "
+                "the others wait for it until the time limit, holding the whole allocation",
+                fix,
+                label="no --kill-on-bad-exit",
+            )
+
+
+# -- SBL108 -------------------------------------------------------------------------------------------
+@register
+class MissingGpuRequest(Rule):
+    code = "SBL108"
+    name = "missing-gpu-request"
+    severity = Severity.ERROR
+    summary = "A GPU training launch in a job that requests no GPU at all."
+    what = """
+        Finds steps that launch GPU training (`torchrun`, `python -m torch.distributed.run`,
+        `deepspeed`, a Megatron-LM `pretrain_*.py` or Megatron-Bridge entry point, or a Python
+        launch that asks for the NCCL backend) while neither the header nor the step requests
+        GPUs with `--gpus-per-node`, `--gres=gpu:N`, `--gpus` or `--gpus-per-task`. Launches that
+        say they run on CPU (`gloo`, `--cpu`, `--no-cuda`) are left alone.
+    """
+    why = """
+        Without a GPU request Slurm gives the job no GPUs: the tasks see an empty
+        `CUDA_VISIBLE_DEVICES`, and training fails at start with "no CUDA GPUs are available",
+        "Cannot find GPU specification" or an NCCL error, after the job waited in the queue.
+    """
+    fix_safety = """
+        There is no automatic fix: how many GPUs, of which type and in which form the cluster
+        expects them is a choice only the author can make.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --time=02:00:00
+                srun --kill-on-bad-exit=1 bash -c "torchrun --nnodes=2 --node_rank=\\$SLURM_NODEID --nproc_per_node=8 train.py"
+                """
+            ),
+            contains="no GPU",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=8
+                srun --kill-on-bad-exit=1 uv run python 3rdparty/Megatron-LM/pretrain_gpt.py --num-layers 12
+                """
+            ),
+            title="Megatron-LM pretraining",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gres=gpu:8
+                srun --kill-on-bad-exit=1 bash -c "torchrun --nnodes=2 --node_rank=\\$SLURM_NODEID --nproc_per_node=8 train.py"
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=4
+                srun --kill-on-bad-exit=1 python train.py --backend gloo
+                """
+            ),
+            title="a CPU job",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for step in script.steps:
+            launch = launch_kind(script, step)
+            if launch is None or not launch.uses_gpus:
+                continue
+            g = geometry(script, step)
+            if g.gpu_requested or g.options_incomplete:
+                continue
+            what = launch.entry if launch.kind == "python" and launch.entry else launch.kind
+            yield self.report(
+                script,
+                _report_span(step),
+                f"`{what}` needs GPUs but the job requests no GPU (no `--gpus-per-node`, `--gres=gpu:N`, "
+                "`--gpus` or `--gpus-per-task`): Slurm gives the tasks none and training fails at start",
+                label="no GPU requested",
+                help="add e.g. `#SBATCH --gpus-per-node=8` to the header",
+            )
+
+
+# -- SBL109 -------------------------------------------------------------------------------------------
+@register
+class CpusPerTaskNotInherited(Rule):
+    code = "SBL109"
+    name = "cpus-per-task-not-inherited"
+    severity = Severity.WARNING
+    summary = "`#SBATCH --cpus-per-task` does not reach the steps: each task runs on one CPU."
+    what = """
+        Finds steps of a job whose header asks for `--cpus-per-task` greater than 1, when the step
+        gives no `-c`/`--cpus-per-task` of its own and the script has not exported
+        `SRUN_CPUS_PER_TASK` before it.
+    """
+    why = """
+        Since Slurm 22.05, srun no longer takes `--cpus-per-task` from the job: the allocation
+        holds the CPUs, but every task of the step is confined to one of them. Data loader
+        workers, tokenization and CPU-side preprocessing then share a single core and the GPUs
+        wait for input.
+    """
+    fix_safety = """
+        Safe: `export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK` right after the header gives every
+        step the CPU count the job already requested, which is what the header meant; a step's
+        own `-c` still wins. It is inserted once for all steps.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                #SBATCH --cpus-per-task=12
+
+                set -euo pipefail
+                srun --nodes=1 --ntasks=1 uv sync
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                #SBATCH --cpus-per-task=12
+                export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK
+
+                set -euo pipefail
+                srun --nodes=1 --ntasks=1 uv sync
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            count=1,
+            contains="lines 8, 9",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                #SBATCH --cpus-per-task=12
+                srun --kill-on-bad-exit=1 --cpus-per-task=$SLURM_CPUS_PER_TASK uv run python train.py
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --cpus-per-task=12
+                export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            )
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        job = job_geometry(script)
+        cpus = job.job_cpus_per_task
+        if cpus.value is None or cpus.value <= 1 or cpus.origin is None:
+            return
+        header = script.header
+        fix = None
+        if header.last_header_line:
+            source = script.source
+            at = source.line_span(header.last_header_line, with_newline=True)
+            newline = source.line_ending_at(header.last_header_line)
+            prefix = "" if newline else source.preferred_newline()
+            fix = Fix.safe(
+                "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK after the header",
+                Edit.insert(at.end, prefix + "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK" + (newline or "")),
+            )
+        directive = cpus.origin.directive
+        if directive is None:
+            return
+        written = script.text(directive.span)
+        lines = []
+        for step in script.steps:
+            if step.options_incomplete:
+                continue
+            origin = geometry(script, step).cpus_per_task.origin
+            if origin is None or origin.where != "default":
+                continue
+            line = script.source.line_of(_report_span(step).start)
+            if line not in lines:
+                lines.append(line)
+        if not lines:
+            return
+        where = ("the step on line " if len(lines) == 1 else "the steps on lines ") + ", ".join(map(str, lines))
+        yield self.report(
+            script,
+            directive.span,
+            f"`{written}` is not passed on to srun since Slurm 22.05: {where} run each task on one CPU, "
+            "so data loading and preprocessing starve",
+            fix,
+            label="not inherited by srun",
+            help="export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK, or give each step --cpus-per-task",
+        )
+
+
+# -- SBL110 -------------------------------------------------------------------------------------------
+PLACEMENT_PINS = ("ntasks-per-node", "distribution", "gpus-per-task", "ntasks-per-gpu")
+
+
+@register
+class UnevenTaskDistribution(Rule):
+    code = "SBL110"
+    name = "uneven-task-distribution"
+    severity = Severity.ERROR
+    summary = "`--ntasks` without `--ntasks-per-node` on several GPU nodes: Slurm may pack 15 + 1."
+    what = """
+        Finds multi-node jobs with GPUs whose task count is given as a total, `--ntasks` (in the
+        header or on a step), with nothing that fixes how many tasks go on each node: no
+        `--ntasks-per-node`, `--distribution`, `--gpus-per-task` or `--ntasks-per-gpu`.
+    """
+    why = """
+        Slurm places a total task count by free CPUs, not evenly: on two 16-CPU nodes,
+        `--nodes=2 --ntasks=16` starts 15 tasks on the first node and 1 on the second. With
+        8 GPUs per node, the first node runs more ranks than it has GPUs ("invalid device
+        ordinal", or ranks sharing a GPU until it runs out of memory) while the second idles.
+    """
+    fix_safety = """
+        Safe when the total divides evenly by the node count: `--ntasks=N` is replaced, where it
+        is written, by `--ntasks-per-node=N/nodes`, which asks for the same number of tasks placed
+        the way the author expected. When it does not divide there is no fix.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks=16
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            contains="15",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --gres=gpu:8
+                srun --kill-on-bad-exit=1 --ntasks=16 uv run python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --gres=gpu:8
+                srun --kill-on-bad-exit=1 --ntasks-per-node=8 uv run python train.py
+                """
+            ),
+            title="the total on the step",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=3
+                #SBATCH --ntasks=16
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            title="16 tasks do not divide over 3 nodes: no fix",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks=16
+                #SBATCH --distribution=block:block
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --nodes=1 --ntasks=1 uv sync
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            )
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        job = job_geometry(script)
+        seen: Set[Tuple[int, int]] = set()
+        candidates: List[Tuple[Geometry, Optional[Step]]] = [(job, None)]
+        candidates += [(geometry(script, step), step) for step in script.steps]
+        for g, step in candidates:
+            if step is not None and step.options_incomplete:
+                continue
+            origin = g.ntasks.origin
+            if origin is None or origin.where not in ("header", "step"):
+                continue
+            if not (g.multi_node and g.gpu_requested):
+                continue
+            if self._pinned(script, step, g):
+                continue
+            ntasks, nodes = g.ntasks.value, g.nodes.value
+            if ntasks is not None and nodes is not None and ntasks <= nodes:
+                continue
+            key = (origin.span.start, origin.span.end) if origin.span is not None else (id(origin), -1)
+            if key in seen:
+                continue
+            seen.add(key)
+            yield self._diagnostic(script, step, g, origin)
+
+    @staticmethod
+    def _pinned(script, step: Optional[Step], g: Geometry) -> bool:
+        if g.tasks_per_node.origin is not None and g.tasks_per_node.origin.where in ("header", "step"):
+            return True
+        for name in PLACEMENT_PINS:
+            if script.header.get(name) is not None:
+                return True
+            if step is not None and step.has(name):
+                return True
+        return False
+
+    def _diagnostic(self, script, step: Optional[Step], g: Geometry, origin: Origin) -> Diagnostic:
+        ntasks, nodes = g.ntasks.value, g.nodes.value
+        written = origin.written + ("=" + str(ntasks) if ntasks is not None else "")
+        if ntasks is not None and nodes is not None:
+            example = f"e.g. {ntasks - nodes + 1} + 1" + (" + 1" * (nodes - 2))
+            message = (
+                f"`{written}` over {nodes} nodes does not place {ntasks // nodes if ntasks % nodes == 0 else 'the same number of'} "
+                f"tasks per node: Slurm packs them by free CPUs ({example}), so one node runs more ranks "
+                "than it has GPUs"
+            )
+        else:
+            message = (
+                f"`{written}` on several GPU nodes without `--ntasks-per-node`: Slurm packs the tasks by free "
+                "CPUs (--nodes=2 --ntasks=16 gives 15 + 1), so one node runs more ranks than it has GPUs"
+            )
+        fix = None
+        span = origin.span
+        if ntasks is not None and nodes and ntasks % nodes == 0 and span is not None:
+            per_node = ntasks // nodes
+            fix = Fix.safe(
+                f"ask for {per_node} tasks per node instead of {ntasks} in total",
+                Edit(span, f"--ntasks-per-node={per_node}"),
+            )
+        report_span = span if span is not None else (_report_span(step) if step is not None else Span(0, 0))
+        return self.report(script, report_span, message, fix, label="placed by free CPUs, not evenly",
+                           help="use --ntasks-per-node")
+
+
+# -- SBL111 -------------------------------------------------------------------------------------------
+def _gpu_bind_per_task(value: Optional[str]) -> bool:
+    if not value:
+        return False
+    body = value.split(",")[-1] if "," in value else value
+    return body.startswith("single:") or body.startswith("map_gpu:") or value.startswith(("single:", "map_gpu:"))
+
+
+@register
+class GpuPerTaskBinding(Rule):
+    code = "SBL111"
+    name = "gpu-per-task-binding"
+    severity = Severity.WARNING
+    summary = "`--gpus-per-task`/`--gpu-bind=single:…` on a distributed step: each task sees one GPU."
+    what = """
+        Finds distributed training steps (several tasks per node, a training launch) whose GPUs
+        are bound per task: `--gpus-per-task` in the header or on the step, or
+        `--gpu-bind=single:…` / `--gpu-bind=map_gpu:…`. `--gpu-bind=none` turns the binding off
+        and is accepted.
+    """
+    why = """
+        With a per-task binding, Slurm sets each task's `CUDA_VISIBLE_DEVICES` to exactly one GPU,
+        always numbered 0 inside the task. Training code that picks its device as
+        `cuda:$LOCAL_RANK` then fails with "invalid device ordinal" on every local rank but 0,
+        and since no process sees its neighbours' GPUs, NCCL cannot use peer-to-peer copies or
+        NVLink between them and falls back to slower paths.
+    """
+    fix_safety = """
+        Unsafe: `--gpus-per-task=<k>` becomes `--gpus-per-node=<k × tasks per node>` and a
+        per-task `--gpu-bind` is removed, so every task sees all the node's GPUs. That is what
+        `LOCAL_RANK`-based code expects, but code written for the one-GPU view (always
+        `cuda:0`) would then put every rank on the first GPU.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-task=1
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            unsafe=True,
+            contains="invalid device ordinal",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=4
+                #SBATCH --gpus-per-node=4
+                srun --kill-on-bad-exit=1 --gpu-bind=single:1 python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=4
+                #SBATCH --gpus-per-node=4
+                srun --kill-on-bad-exit=1 python train.py
+                """
+            ),
+            unsafe=True,
+            title="a per-task --gpu-bind",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-task=8
+                srun python train.py
+                """
+            ),
+            title="one task per node sees all its GPUs",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        seen: Set[Tuple[int, int]] = set()
+        for step in script.steps:
+            if step.options_incomplete or launch_kind(script, step) is None:
+                continue
+            g = geometry(script, step)
+            if g.tasks_per_node.value is not None and g.tasks_per_node.value < 2:
+                continue
+            if g.tasks_per_node.value is None and _min_tasks(g) < 2:
+                continue
+            bind = self._gpu_bind(script, step)
+            if bind is not None and bind[0] == "none":
+                continue
+            per_task = g.gpus_per_task.origin if g.gpus_per_task.origin is not None else None
+            per_task_bind = bind[1] if bind is not None and _gpu_bind_per_task(bind[0]) else None
+            if per_task is None and per_task_bind is None:
+                continue
+            target = per_task or per_task_bind
+            assert target is not None
+            key = (target.span.start, target.span.end) if target.span is not None else (id(step), -2)
+            if key in seen:
+                continue
+            seen.add(key)
+            yield self._diagnostic(script, step, g, per_task, per_task_bind)
+
+    @staticmethod
+    def _gpu_bind(script, step: Step) -> Optional[Tuple[str, Origin]]:
+        opt = step.option("gpu-bind")
+        if opt is not None:
+            return (opt.value or "", Origin("step", "gpu-bind", step_option=opt))
+        directive = script.header.get("gpu-bind")
+        if directive is not None:
+            return (directive.value or "", Origin("header", "gpu-bind", directive=directive))
+        return None
+
+    def _diagnostic(self, script, step: Step, g: Geometry, per_task: Optional[Origin], bind: Optional[Origin]) -> Diagnostic:
+        per_node = g.tasks_per_node.value
+        tasks = f"{per_node} tasks per node" if per_node else "the tasks of a node"
+        target = per_task or bind
+        assert target is not None
+        if per_task is not None:
+            written = script.text(per_task.span) if per_task.span is not None else "--gpus-per-task"
+        else:
+            written = script.text(bind.span) if bind is not None and bind.span is not None else "--gpu-bind"
+        message = (
+            f"`{written}` gives each of {tasks} exactly one GPU: code that selects `cuda:$LOCAL_RANK` fails "
+            "with \"invalid device ordinal\" on every local rank but 0, and NCCL loses peer-to-peer between "
+            "the node's GPUs"
+        )
+        edits: List[Edit] = []
+        ok = True
+        if per_task is not None:
+            k = g.gpus_per_task.value
+            if k is None or per_node is None or per_task.span is None:
+                ok = False
+            elif self._has_node_request(script, step, per_task):
+                edit = _delete_directive(script, per_task)
+                ok = edit is not None
+                if edit is not None:
+                    edits.append(edit)
+            else:
+                edits.append(Edit(per_task.span, f"--gpus-per-node={k * per_node}"))
+        if bind is not None and ok:
+            edit = _delete_directive(script, bind) if bind.span is not None else None
+            if edit is None:
+                ok = False
+            else:
+                edits.append(edit)
+        fix = None
+        if ok and edits:
+            fix = Fix.unsafe("request GPUs per node and drop the per-task binding", *edits)
+        span = target.span if target.span is not None else _report_span(step)
+        return self.report(script, span, message, fix, label="one GPU per task",
+                           help="request --gpus-per-node and let each rank pick cuda:$LOCAL_RANK")
+
+    @staticmethod
+    def _has_node_request(script, step: Step, per_task: Origin) -> bool:
+        """Another GPU request at the same level as --gpus-per-task (then it is just dropped)."""
+        if per_task.where == "step":
+            return step.has("gpus-per-node", "gres")
+        return script.header.get("gpus-per-node") is not None or script.header.get("gres") is not None
