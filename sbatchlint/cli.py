@@ -69,11 +69,12 @@ def _codes(values) -> List[str]:
 @click.option("--stdin-filename", metavar="PATH", help="The name of the file read from '-' (stdin).")
 @click.option("--python", "python_files", is_flag=True, help="Also lint .py files found in directories.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Parallel processes (0: one per core).")
+@click.option("--shellcheck", "use_shellcheck", is_flag=True, help="Also run ShellCheck and report its findings as SC####.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors reading files still exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line.")
 def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_format, config_path, isolated,
-          stdin_filename, python_files, jobs, statistics, exit_zero, quiet) -> None:
+          stdin_filename, python_files, jobs, use_shellcheck, statistics, exit_zero, quiet) -> None:
     """Check batch scripts (files or directories; '-' reads stdin)."""
     from . import registry
     from .config import ConfigError
@@ -84,10 +85,16 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
 
     if not paths:
         raise click.UsageError("no files given: try `sbatchlint examples/` or `sbatchlint job.sh`")
+    from . import shellcheck
+
     known = [rule.code for rule in registry.all_rules()]
     cli = CommandLine(_codes(select), _codes(ignore), _codes(extend_select), config_path, isolated)
+    if use_shellcheck:
+        cli.settings["shellcheck"] = True
     for pattern in list(cli.select) + list(cli.ignore) + list(cli.extend_select):
-        if pattern.upper() != "ALL" and not any(code.startswith(pattern.upper()) for code in known):
+        if pattern.upper() in ("SC", "ALL") or shellcheck.is_code(pattern):
+            continue
+        if not any(code.startswith(pattern.upper()) for code in known):
             raise click.UsageError(f"unknown rule code or prefix: {pattern}")
     try:
         resolver = Resolver(cli, known)
@@ -102,6 +109,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     except ConfigError as err:
         click.echo(f"sbatchlint: error: {err}", err=True)
         sys.exit(EXIT_ERROR)
+    if any(job.options.settings.get("shellcheck") for job in work) and shellcheck.executable() is None:
+        click.echo(f"sbatchlint: warning: {shellcheck.NOT_INSTALLED}", err=True)
     workers = jobs or os.cpu_count() or 1
     results = []
     out = click.get_text_stream("stdout")

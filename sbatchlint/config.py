@@ -191,5 +191,7 @@ def _check_codes(codes: Sequence[str], known: Sequence[str], where: str) -> None
         return
     for code in codes:
         pattern = code.strip().upper()
-        if pattern != "ALL" and not any(k.startswith(pattern) for k in known):
+        if pattern in ("ALL", "SC") or (pattern.startswith("SC") and pattern[2:].isdigit()):
+            continue
+        if not any(k.startswith(pattern) for k in known):
             raise ConfigError(f"{where}: unknown rule code or prefix {code!r}")

@@ -71,6 +71,10 @@ def lint(source: Source, options: Optional[Options] = None) -> List[Diagnostic]:
         if rule.language not in (language, "any") or not enabled(rule.code):
             continue
         diagnostics.extend(rule.check(model))
+    if language == "shell" and options.settings.get("shellcheck"):
+        from . import shellcheck
+
+        diagnostics.extend(d for d in shellcheck.run(source) if enabled(d.code))
     found = suppressions.find(source, model)
     if found:
         diagnostics = suppressions.apply(source, diagnostics, found)

@@ -10,6 +10,7 @@ from typing import Callable, Iterator, List
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
 from ..source import Span
+from ..shellcheck import is_code as is_shellcheck_code
 from .base import Bad, Good, Rule, clean
 
 
@@ -156,6 +157,8 @@ class UnknownSuppressionCode(Rule):
     def findings(self, model, suppressions, enabled, known) -> Iterator[Diagnostic]:
         for suppression in suppressions:
             for code in suppression.codes:
+                if is_shellcheck_code(code.code):
+                    continue
                 if not any(k.startswith(code.code.upper()) for k in known):
                     yield self.report(model, code.span, f"`{code.code}` is not a sbatchlint rule code",
                                       help="see `sbatchlint rules` for the codes")
