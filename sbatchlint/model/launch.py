@@ -1,0 +1,952 @@
+"""What every task command launches: the launcher, its options, the Python entry point, its arguments.
+
+For each step and each of its task commands (the step's argv, or every command of a ``bash -c``
+string), the launcher is recognised behind wrappers (``exec``, ``env X=1``, ``uv run [flags]``,
+``conda run -n ENV``, ``poetry run``…):
+
+- ``srun-native``: ``python [opts] script.py``, ``python -m module``, ``uv run script.py``: Slurm
+  starts every process itself;
+- ``torchrun``: ``torchrun`` or ``python -m torch.distributed.run``;
+- ``torch.distributed.launch``: ``python -m torch.distributed.launch`` (the same elastic agent);
+- ``accelerate``: ``accelerate launch`` (or ``python -m accelerate.commands.launch``);
+- ``deepspeed``: ``deepspeed`` (or ``python -m deepspeed.launcher.runner``).
+
+Every argument stays a ``Word`` (with its source spans), the launcher's own options are read with
+its option table (both ``_`` and ``-`` spellings, ``=value`` or a separate value, unique
+abbreviations as argparse allows), and the parallelism sizes the entry point receives
+(``--tp 2``, ``--tensor-model-parallel-size 2``, ``model.tensor_model_parallel_size=2``…) are
+collected. Values go through the model's resolver: a value that is not known statically is
+unknown, and every question below answers None for it rather than guess.
+
+Alternatives: a step inside ``for CONFIG in "${CONFIGS[@]}"`` runs once per configuration. Each
+launch keeps ``variants``: the same launch under every combination of alternative values the model
+sees (loop iterations kept together), the primary (most recent) one last. ``certain_number``
+answers only when every variant agrees; ``configurations`` lists each loop configuration.
+
+Entry point: ``launches(script)`` (memoised as ``script.derived("launch", …)``) and
+``launches_of(script, step)``. ``task_layout(script, step)`` is the number of tasks per node a step
+really runs, including srun's rule that a step's own ``--ntasks-per-node`` is ignored when the job
+already fixes the task count (measured on Slurm 22.05: see ``TaskLayout``).
+"""
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from dataclasses import dataclass, field
+from itertools import product
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..source import Span
+from .steps import Command, Step, parse_task_string, unwrap
+from .values import Piece, Value, Word, _split_value, consistent
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .geometry import Origin
+    from .script import Script
+    from .steps import StepOption
+
+SRUN_NATIVE = "srun-native"
+TORCHRUN = "torchrun"
+TORCH_LAUNCH = "torch.distributed.launch"
+ACCELERATE = "accelerate"
+DEEPSPEED = "deepspeed"
+# Launchers that run torch's elastic agent once per task and start nproc_per_node workers each.
+ELASTIC = frozenset({TORCHRUN, TORCH_LAUNCH})
+
+MAX_VARIANTS = 16
+PYTHON = re.compile(r"^python(\d+(\.\d+)*)?$")
+
+# ``X run [opts] CMD``: options of the run subcommand that take a separate value.
+RUNNERS: Dict[str, Tuple[str, ...]] = {
+    "uv": (
+        "--with", "--with-editable", "--with-requirements", "--python", "-p", "--project",
+        "--directory", "--extra", "--group", "--only-group", "--no-group", "--env-file", "--index",
+        "--default-index", "--index-url", "--extra-index-url", "--find-links", "-f", "--package",
+        "--config-file", "--cache-dir", "--refresh-package", "--reinstall-package",
+        "--upgrade-package", "-P", "--no-binary-package", "--no-build-package", "--resolution",
+        "--prerelease", "--link-mode", "--index-strategy", "--keyring-provider", "--exclude-newer",
+        "--color", "--python-preference", "--python-platform", "--no-extra", "--config-setting",
+        "-C", "--fork-strategy", "--no-sources-package",
+    ),
+    "conda": ("-n", "--name", "-p", "--prefix", "--cwd"),
+    "mamba": ("-n", "--name", "-p", "--prefix", "--cwd"),
+    "micromamba": ("-n", "--name", "-p", "--prefix", "--cwd"),
+    "poetry": ("-C", "--directory", "-P", "--project"),
+    "pixi": ("-e", "--environment", "--manifest-path"),
+    "pdm": ("-p", "--project"),
+}
+# Python interpreter options that take a separate value.
+PYTHON_VALUE_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
+
+# Launcher option tables: canonical name (underscores) → takes a value.
+TORCHRUN_OPTIONS: Dict[str, bool] = {
+    "nnodes": True,
+    "nproc_per_node": True,
+    "node_rank": True,
+    "master_addr": True,
+    "master_port": True,
+    "rdzv_backend": True,
+    "rdzv_endpoint": True,
+    "rdzv_id": True,
+    "rdzv_conf": True,
+    "standalone": False,
+    "max_restarts": True,
+    "monitor_interval": True,
+    "start_method": True,
+    "role": True,
+    "module": False,
+    "no_python": False,
+    "run_path": False,
+    "log_dir": True,
+    "redirects": True,
+    "tee": True,
+    "local_ranks_filter": True,
+    "local_addr": True,
+    "logs_specs": True,
+    "numa_binding": True,
+    "signals_to_handle": True,
+    "event_log_handler": True,
+    "virtual_local_rank": False,
+    "use_env": False,  # torch.distributed.launch
+    "local_rank": True,  # torch.distributed.launch (legacy)
+}
+TORCHRUN_SHORT = {"m": "module", "r": "redirects", "t": "tee"}
+
+ACCELERATE_FLAGS = frozenset(
+    {
+        "cpu", "multi_gpu", "tpu", "ipex", "use_xpu", "mps", "use_deepspeed", "use_fsdp",
+        "use_megatron_lm", "module", "no_python", "debug", "quiet", "same_network",
+        "enable_cpu_affinity", "dynamo_use_fullgraph", "dynamo_use_dynamic", "downcast_bf16",
+        "tpu_use_cluster", "tpu_use_sudo", "use_parallelism_config", "dynamo_use_regional_compilation",
+        "deepspeed_moe_layer_cls_names_flag",
+    }
+)
+ACCELERATE_SHORT = {"m": "module", "q": "quiet"}
+DEEPSPEED_FLAGS = frozenset(
+    {
+        "no_python", "module", "no_local_rank", "no_ssh_check", "force_multi", "save_pid",
+        "elastic_training", "bind_cores_to_rank", "no_ssh", "ssh",
+    }
+)
+
+# Parallelism sizes: option names (normalised: lower case, '-' → '_', no dashes) → dimension.
+PARALLELISM_NAMES: Dict[str, str] = {}
+for _dimension, _names in {
+    "tp": ("tp", "tp_size", "tensor_parallel_size", "tensor_model_parallel_size"),
+    "pp": ("pp", "pp_size", "pipeline_parallel_size", "pipeline_model_parallel_size"),
+    "cp": ("cp", "cp_size", "context_parallel_size"),
+    "ep": ("ep", "ep_size", "expert_parallel_size", "expert_model_parallel_size"),
+    "etp": ("etp", "etp_size", "expert_tensor_parallel_size"),
+}.items():
+    for _name in _names:
+        PARALLELISM_NAMES[_name] = _dimension
+DIMENSIONS = ("tp", "pp", "cp", "ep", "etp")
+# Short names mean a size only as a dashed option (``--tp 2``), never as a bare ``tp=2``.
+SHORT_PARALLELISM = frozenset({"tp", "pp", "cp", "ep", "etp", "tp_size", "pp_size", "cp_size", "ep_size", "etp_size"})
+
+# Megatron-Bridge entry points: modules, and path patterns (matched case-insensitively against the
+# script path joined to the working directory, and every tail of it).
+BRIDGE_MODULES = ("megatron.bridge", "megatron.bridge.*")
+BRIDGE_DIR = re.compile(r"^megatron[-_]?bridge(?:[-_.].*)?$", re.IGNORECASE)
+MEGATRON_LM_DIR = re.compile(r"^megatron[-_]?lm$", re.IGNORECASE)
+# Paths that only a Megatron-Bridge checkout has (relative to its root).
+BRIDGE_PATHS = ("scripts/training/*.py", "examples/recipes/*.py", "tutorials/recipes/*.py")
+
+
+# -- the model --------------------------------------------------------------------------------------
+@dataclass
+class LaunchOption:
+    """One option of the launcher (``--nproc_per_node=8``, ``--nnodes 2``, ``--standalone``)."""
+
+    name: str  # canonical: underscores, full name ("nproc_per_node")
+    written: str  # as written, without a value ("--nproc-per-node")
+    words: List[Word]  # the option word, and the value word when separate
+    value: Optional[Value]  # None for a flag
+
+    @property
+    def span(self) -> Span:
+        return cover(self.words)
+
+    @property
+    def text(self) -> Optional[str]:
+        return self.value.text if self.value is not None else None
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None and self.value.known
+
+    @property
+    def number(self) -> Optional[int]:
+        return as_int(self.value)
+
+    def value_span(self) -> Optional[Span]:
+        """The source bytes of the value when they are written literally at this use (for a fix)."""
+        return literal_span(self.value)
+
+
+@dataclass
+class EntryPoint:
+    """What the launcher runs: a script path, a ``-m`` module, a ``-c`` snippet or a program."""
+
+    kind: str  # "script" | "module" | "code" | "program"
+    words: List[Word]  # ["train.py"], or ["-m", "pkg.mod"]
+
+    @property
+    def word(self) -> Word:
+        return self.words[-1]
+
+    @property
+    def name(self) -> str:
+        return self.word.text
+
+    @property
+    def known(self) -> bool:
+        return self.word.known
+
+    @property
+    def span(self) -> Span:
+        return cover(self.words)
+
+
+@dataclass
+class ParallelSize:
+    """One parallelism size given to the entry point: ``--tp 2``, ``model.tensor_model_parallel_size=$TP``."""
+
+    dimension: str  # "tp" | "pp" | "cp" | "ep" | "etp"
+    written: str  # the option or key as written ("--tensor-model-parallel-size")
+    words: List[Word]
+    value: Value
+
+    @property
+    def number(self) -> Optional[int]:
+        return as_int(self.value)
+
+    @property
+    def span(self) -> Span:
+        return cover(self.words)
+
+
+@dataclass
+class Configuration:
+    """One combination of parallelism sizes a launch runs with (one loop iteration, say).
+
+    ``sizes`` maps a dimension to its size when it is known for certain; a missing dimension is
+    not given or not known. ``where`` holds the sizes as found (for spans and messages).
+    """
+
+    sizes: Dict[str, int]
+    where: Dict[str, ParallelSize]
+    loop_bound: bool = False  # the sizes come from iterations of a loop around the step
+
+    def span(self) -> Span:
+        """The bytes that hold this configuration: the loop's element when the sizes come from
+        one, else the options at the launch."""
+        spans: List[Span] = []
+        for size in self.where.values():
+            pieces = [p for p in size.value.pieces if p.span is not None]
+            if self.loop_bound and pieces and all(p.loop for p in pieces):
+                spans.extend(p.span for p in pieces)  # type: ignore[misc]
+            else:
+                spans.append(size.span)
+        if not spans:
+            return Span(0, 0)
+        return Span(min(s.start for s in spans), max(s.end for s in spans))
+
+    def describe(self) -> str:
+        return ", ".join(f"{d.upper()}={self.sizes[d]}" for d in DIMENSIONS if d in self.sizes)
+
+
+@dataclass
+class Launch:
+    """The launcher one task command of a step runs."""
+
+    step: Step
+    command: Command
+    kind: str  # SRUN_NATIVE, TORCHRUN, TORCH_LAUNCH, ACCELERATE, DEEPSPEED
+    launcher: List[Word]  # the words that start it: ["uv", "run", "python", "-m", "torch.distributed.run"]
+    options: List[LaunchOption] = field(default_factory=list)  # the launcher's own options
+    entry: Optional[EntryPoint] = None
+    args: List[Word] = field(default_factory=list)  # the entry point's arguments
+    options_incomplete: bool = False  # an unknown word stood among the launcher's options
+    index: int = 0  # argv index of the first launcher word
+    variants: List["Launch"] = field(default_factory=list)  # every alternative, primary last
+    workdir: Optional[str] = None  # the working directory the task starts in, when known
+
+    # -- where it is ------------------------------------------------------------------------------
+    @property
+    def in_string(self) -> bool:
+        """The task command is a string the task's shell parses (``bash -c "$CMD"``)."""
+        return self.command.in_string
+
+    @property
+    def elastic(self) -> bool:
+        """torchrun / torch.distributed.run / torch.distributed.launch."""
+        return self.kind in ELASTIC
+
+    @property
+    def span(self) -> Span:
+        """The launcher words (``torchrun``, ``python -m torch.distributed.run``)."""
+        return cover(self.launcher)
+
+    @property
+    def program(self) -> str:
+        return " ".join(w.text for w in self.launcher)
+
+    # -- options ------------------------------------------------------------------------------------
+    def option(self, name: str) -> Optional[LaunchOption]:
+        """The last occurrence of an option, by canonical name (either spelling accepted)."""
+        name = normalise(name)
+        found = None
+        for opt in self.options:
+            if opt.name == name:
+                found = opt
+        return found
+
+    def has(self, *names: str) -> bool:
+        return any(self.option(n) is not None for n in names)
+
+    def option_values(self, name: str) -> List[Optional[Value]]:
+        """The option's value in every variant (None where a variant lacks it or it is a flag)."""
+        out: List[Optional[Value]] = []
+        for variant in self.variants or [self]:
+            opt = variant.option(name)
+            out.append(opt.value if opt is not None else None)
+        return out
+
+    def certain_number(self, name: str) -> Optional[int]:
+        """The option's integer value when every variant gives the same known one."""
+        numbers = set()
+        for value in self.option_values(name):
+            number = as_int(value)
+            if number is None:
+                return None
+            numbers.add(number)
+        return numbers.pop() if len(numbers) == 1 else None
+
+    def insertion_after_launcher(self) -> Tuple[Optional[int], str]:
+        """Where to insert a launcher option right after the launcher words, and the quoting there."""
+        last = self.launcher[-1]
+        pieces = [p for p in last.pieces if p.span is not None]
+        if not pieces or not all(p.known for p in pieces):
+            return None, ""
+        piece = pieces[-1]
+        assert piece.span is not None
+        return piece.span.end, piece.quote
+
+    def spelling(self, name: str) -> str:
+        """``--name`` in the style the command already uses (``--node-rank`` vs ``--node_rank``)."""
+        dashed = any("-" in o.written.lstrip("-") for o in self.options)
+        underscored = any("_" in o.written for o in self.options)
+        if dashed and not underscored:
+            return "--" + name.replace("_", "-")
+        return "--" + name
+
+    # -- parallelism ---------------------------------------------------------------------------------
+    @property
+    def parallelism(self) -> Dict[str, ParallelSize]:
+        """The sizes this launch (this variant) passes to its entry point; the last one wins."""
+        return parallel_sizes(self.args)
+
+    def configurations(self) -> List[Configuration]:
+        """Each combination of parallelism sizes the launch runs with, sizes known for certain only.
+
+        A size is certain when every variant gives the same known value, or when the variants
+        differ only by iterations of a loop that encloses the step (each iteration runs). Sizes that
+        differ by branches or defaults (``${TP:-2}``) are left out: the rule must not guess.
+        """
+        variants = self.variants or [self]
+        per_variant = [v.parallelism for v in variants]
+        enclosing = _enclosing_loops(self.step)
+        certain: Dict[str, bool] = {}
+        loop_bound = False
+        for dimension in DIMENSIONS:
+            found = [p.get(dimension) for p in per_variant]
+            if all(f is None for f in found):
+                continue
+            if any(f is None or f.number is None for f in found):
+                certain[dimension] = False
+                continue
+            numbers = {f.number for f in found if f is not None}
+            if len(numbers) == 1:
+                certain[dimension] = True
+                continue
+            bound = all(
+                p.loop and all(loop in enclosing for loop, _ in p.loop)
+                for f in found
+                if f is not None
+                for p in f.value.pieces
+                if p.span is not None
+            )
+            certain[dimension] = bound
+            loop_bound = loop_bound or bound
+        out: List[Configuration] = []
+        seen = set()
+        for sizes in per_variant:
+            chosen = {d: s for d, s in sizes.items() if certain.get(d)}
+            numbers = {d: s.number for d, s in chosen.items() if s.number is not None}
+            key = tuple(sorted(numbers.items()))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(Configuration(numbers, chosen, loop_bound))  # type: ignore[arg-type]
+        return out
+
+    # -- what the entry point is -------------------------------------------------------------------
+    def framework(self, settings: Optional[dict] = None) -> Optional[str]:
+        """"megatron-bridge", "megatron-lm" or None, from the entry point (see ``classify_entry``)."""
+        return classify_entry(self.entry, self.workdir, settings or {})
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def normalise(name: str) -> str:
+    return name.lstrip("-").replace("-", "_").lower()
+
+
+def cover(words: Sequence[Word]) -> Span:
+    """The span from the first word to the last when they are in source order, else the first's
+    (words assembled from several assignments point into each of them)."""
+    spans = [w.span for w in words]
+    for before, after in zip(spans, spans[1:]):
+        if after.start < before.end:
+            return spans[0]
+    return Span(spans[0].start, spans[-1].end)
+
+
+def as_int(value: Optional[Value]) -> Optional[int]:
+    if value is None or not value.known:
+        return None
+    text = value.text.strip()
+    return int(text) if text.isdigit() else None
+
+
+def literal_span(value: Optional[Value]) -> Optional[Span]:
+    """The source bytes of a value written literally in one place (no variable in between)."""
+    if value is None:
+        return None
+    pieces = [p for p in value.pieces if p.text or p.span is not None]
+    if not pieces or any(not p.exact or p.via for p in pieces):
+        return None
+    position = pieces[0].span.start  # type: ignore[union-attr]
+    for piece in pieces:
+        assert piece.span is not None
+        if piece.span.start != position:
+            return None
+        position = piece.span.end
+    return Span(pieces[0].span.start, position)  # type: ignore[union-attr]
+
+
+def _tail(word: Word, prefix: str) -> Value:
+    """The value of ``word`` after its first ``len(prefix)`` characters (``--opt=`` → value)."""
+    start = len(prefix.encode("utf-8"))
+    return word.value.slice(start, len(word.text.encode("utf-8")))
+
+
+def _enclosing_loops(step: Step) -> set:
+    """Start bytes of the ``for`` loops around the step (the keys of ``Piece.loop``)."""
+    from ..shell import ancestors
+
+    return {a.start_byte for a in ancestors(step.command.node) if a.type == "for_statement"}
+
+
+def parallel_sizes(args: Sequence[Word]) -> Dict[str, ParallelSize]:
+    """Parallelism sizes among arguments: ``--tp 2``, ``--tp=2``, ``model.tensor_model_parallel_size=2``."""
+    found: Dict[str, ParallelSize] = {}
+    i = 0
+    while i < len(args):
+        word = args[i]
+        text = word.text
+        i += 1
+        if text.startswith("-"):
+            key, eq, rest = text.partition("=")
+            name = normalise(key)
+            dimension = PARALLELISM_NAMES.get(name)
+            if dimension is None:
+                continue
+            if eq:
+                found[dimension] = ParallelSize(dimension, key, [word], _tail(word, key + "="))
+            elif i < len(args) and not args[i].text.startswith("-"):
+                found[dimension] = ParallelSize(dimension, key, [word, args[i]], args[i].value)
+                i += 1
+            continue
+        key, eq, rest = text.partition("=")
+        if not eq or not key or "$" in key:
+            continue
+        last = key.lstrip("+~").split(".")[-1]
+        name = normalise(last)
+        dimension = PARALLELISM_NAMES.get(name)
+        if dimension is None or name in SHORT_PARALLELISM:
+            continue
+        found[dimension] = ParallelSize(dimension, key, [word], _tail(word, key + "="))
+    return found
+
+
+# -- recognising the launcher -----------------------------------------------------------------------
+def _text(argv: Sequence[Word], i: int) -> Optional[str]:
+    """The word's text when known, or when it is an option (``--x=$Y``) whose name is known."""
+    if i >= len(argv):
+        return None
+    word = argv[i]
+    if word.known:
+        return word.text
+    return word.text if is_option_word(word) else None
+
+
+def is_option_word(word: Word) -> bool:
+    """A word that starts with a literal ``-name``: an option, whatever its value."""
+    first = next((p for p in word.pieces if p.text or not p.known), None)
+    if first is None or not first.known or not first.text.startswith("-"):
+        return False
+    name = word.text.split("=", 1)[0]
+    return "${" not in name
+
+
+def recognise(step: Step, command: Command, workdir: Optional[str] = None) -> Optional[Launch]:
+    """The launcher of one task command, or None when it runs something else (or is unknown)."""
+    argv = command.argv
+    i = unwrap(argv)
+    start = i
+    launcher: List[Word] = []
+    while True:
+        text = _text(argv, i)
+        if text is None:
+            return None
+        program = posixpath.basename(text)
+        if program in RUNNERS and _text(argv, i + 1) == "run":
+            takes_value = RUNNERS[program]
+            launcher.extend(argv[i : i + 2])
+            i += 2
+            module_flag = False
+            while i < len(argv):
+                t = _text(argv, i)
+                if t is None:
+                    return None
+                if t == "--":
+                    launcher.append(argv[i])
+                    i += 1
+                    break
+                if not t.startswith("-"):
+                    break
+                if program == "uv" and t in ("-m", "--module"):
+                    module_flag = True
+                    launcher.append(argv[i])
+                    i += 1
+                    break
+                step_by = 2 if t in takes_value else 1
+                launcher.extend(argv[i : i + step_by])
+                i += step_by
+            if module_flag:
+                return _python_module(step, command, argv, i, launcher, start, workdir)
+            text = _text(argv, i)
+            if text is None:
+                return None
+            if text.endswith(".py") and not PYTHON.match(posixpath.basename(text)):
+                # ``uv run script.py``: uv runs it with the project's Python
+                return _finish(step, command, SRUN_NATIVE, launcher, [], EntryPoint("script", [argv[i]]), argv[i + 1 :], start, workdir)
+            continue
+        if PYTHON.match(program):
+            launcher.append(argv[i])
+            return _python(step, command, argv, i + 1, launcher, start, workdir)
+        if program == "torchrun":
+            launcher.append(argv[i])
+            return _elastic(step, command, TORCHRUN, argv, i + 1, launcher, start, workdir)
+        if program == "accelerate" and _text(argv, i + 1) == "launch":
+            launcher.extend(argv[i : i + 2])
+            return _generic(step, command, ACCELERATE, argv, i + 2, launcher, start, workdir, ACCELERATE_FLAGS, ACCELERATE_SHORT)
+        if program == "deepspeed":
+            launcher.append(argv[i])
+            return _generic(step, command, DEEPSPEED, argv, i + 1, launcher, start, workdir, DEEPSPEED_FLAGS, {})
+        return None
+
+
+def _python(step, command, argv, i, launcher, start, workdir) -> Optional[Launch]:
+    """After ``python``: interpreter options, then ``-m mod``, ``-c code`` or a script."""
+    while i < len(argv):
+        text = _text(argv, i)
+        if text is None:
+            return None
+        if text == "-m" or text.startswith("-m") and not text.startswith("--"):
+            if text == "-m":
+                launcher.append(argv[i])
+                return _python_module(step, command, argv, i + 1, launcher, start, workdir)
+            return None  # ``-mmodule``: rare; leave it
+        if text == "-c":
+            if i + 1 >= len(argv):
+                return None
+            return _finish(step, command, SRUN_NATIVE, launcher, [], EntryPoint("code", argv[i : i + 2]), argv[i + 2 :], start, workdir)
+        if text in ("-V", "--version", "-h", "--help", "-"):
+            return None
+        if text.startswith("-"):
+            launcher.append(argv[i])
+            if text in PYTHON_VALUE_OPTIONS and i + 1 < len(argv):
+                launcher.append(argv[i + 1])
+                i += 2
+            else:
+                i += 1
+            continue
+        return _finish(step, command, SRUN_NATIVE, launcher, [], EntryPoint("script", [argv[i]]), argv[i + 1 :], start, workdir)
+    return None
+
+
+MODULE_LAUNCHERS = {
+    "torch.distributed.run": TORCHRUN,
+    "torch.distributed.launch": TORCH_LAUNCH,
+    "accelerate.commands.launch": ACCELERATE,
+    "deepspeed.launcher.runner": DEEPSPEED,
+}
+
+
+def _python_module(step, command, argv, i, launcher, start, workdir) -> Optional[Launch]:
+    """``python -m MODULE …`` / ``uv run -m MODULE …``."""
+    module = _text(argv, i)
+    if module is None:
+        return None
+    kind = MODULE_LAUNCHERS.get(module)
+    if kind in ELASTIC:
+        launcher.append(argv[i])
+        return _elastic(step, command, kind, argv, i + 1, launcher, start, workdir)
+    if kind == ACCELERATE:
+        launcher.append(argv[i])
+        return _generic(step, command, ACCELERATE, argv, i + 1, launcher, start, workdir, ACCELERATE_FLAGS, ACCELERATE_SHORT)
+    if kind == DEEPSPEED:
+        launcher.append(argv[i])
+        return _generic(step, command, DEEPSPEED, argv, i + 1, launcher, start, workdir, DEEPSPEED_FLAGS, {})
+    flag = launcher.pop()  # the "-m" word belongs to the entry point
+    return _finish(step, command, SRUN_NATIVE, launcher, [], EntryPoint("module", [flag, argv[i]]), argv[i + 1 :], start, workdir)
+
+
+def _elastic_name(body: str) -> Optional[str]:
+    """A torchrun long option by full name or unique prefix (argparse's abbreviations)."""
+    name = normalise(body)
+    if name in TORCHRUN_OPTIONS:
+        return name
+    matches = [n for n in TORCHRUN_OPTIONS if n.startswith(name)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _elastic(step, command, kind, argv, i, launcher, start, workdir) -> Launch:
+    options: List[LaunchOption] = []
+    incomplete = False
+    while i < len(argv):
+        word = argv[i]
+        if not word.known and not is_option_word(word):
+            # ``torchrun $DISTRIBUTED_ARGS train.py``: anything may hide there
+            incomplete = True
+            i += 1
+            continue
+        text = word.text
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        if text.startswith("--"):
+            body, eq, _ = text[2:].partition("=")
+            name = _elastic_name(body)
+            if name is None:
+                # an option this table does not know: keep it, guess its arity from the next word
+                name = normalise(body)
+                takes = bool(eq) or (i + 1 < len(argv) and not argv[i + 1].text.startswith("-") and not argv[i + 1].text.endswith(".py"))
+            else:
+                takes = TORCHRUN_OPTIONS[name]
+            written = "--" + body
+        else:
+            letter = text[1:2]
+            name = TORCHRUN_SHORT.get(letter, letter)
+            takes = TORCHRUN_OPTIONS.get(name, False)
+            eq = "=" if len(text) > 2 else ""
+            written = "-" + letter
+            if eq and takes:
+                value = word.value.slice(2 + (1 if text[2:3] == "=" else 0), len(text.encode("utf-8")))
+                options.append(LaunchOption(name, written, [word], value))
+                i += 1
+                continue
+        if takes and eq:
+            options.append(LaunchOption(name, written, [word], _tail(word, written + "=")))
+            i += 1
+        elif takes and i + 1 < len(argv):
+            options.append(LaunchOption(name, written, [word, argv[i + 1]], argv[i + 1].value))
+            i += 2
+        else:
+            options.append(LaunchOption(name, written, [word], None))
+            i += 1
+    entry = None
+    if i < len(argv):
+        flags = {o.name for o in options}
+        kind_of_entry = "module" if "module" in flags else "program" if "no_python" in flags else "script"
+        entry = EntryPoint(kind_of_entry, [argv[i]])
+        i += 1
+    return _finish(step, command, kind, launcher, options, entry, argv[i:], start, workdir, incomplete)
+
+
+def _generic(step, command, kind, argv, i, launcher, start, workdir, flags, short) -> Launch:
+    """accelerate launch / deepspeed: options until the script; flags from a small table."""
+    options: List[LaunchOption] = []
+    incomplete = False
+    while i < len(argv):
+        word = argv[i]
+        if not word.known and not is_option_word(word):
+            incomplete = True
+            i += 1
+            continue
+        text = word.text
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        if text.startswith("--"):
+            body, eq, _ = text[2:].partition("=")
+            name = normalise(body)
+            written = "--" + body
+        else:
+            name = short.get(text[1:2], text[1:2])
+            eq = ""
+            written = text[:2]
+        if eq:
+            options.append(LaunchOption(name, written, [word], _tail(word, written + "=")))
+            i += 1
+            continue
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        takes = name not in flags and following is not None and not (
+            following.known and (following.text.startswith("-") or following.text.endswith(".py"))
+        )
+        if takes:
+            options.append(LaunchOption(name, written, [word, following], following.value))  # type: ignore[union-attr]
+            i += 2
+        else:
+            options.append(LaunchOption(name, written, [word], None))
+            i += 1
+    entry = None
+    if i < len(argv):
+        names = {o.name for o in options}
+        entry_kind = "module" if "module" in names else "program" if "no_python" in names else "script"
+        entry = EntryPoint(entry_kind, [argv[i]])
+        i += 1
+    return _finish(step, command, kind, launcher, options, entry, argv[i:], start, workdir, incomplete)
+
+
+def _finish(step, command, kind, launcher, options, entry, args, start, workdir, incomplete=False) -> Launch:
+    return Launch(step, command, kind, list(launcher), options, entry, list(args), incomplete, start, [], workdir)
+
+
+# -- working directory -----------------------------------------------------------------------------
+def _workdir(script: "Script", step: Step, command: Command) -> Optional[str]:
+    """The directory a task starts in, when the script says: the step's ``--chdir`` or
+    ``--container-workdir``, a ``cd`` earlier in the task string, else the batch shell's last ``cd``."""
+    found: Optional[str] = None
+    for opt in step.options:
+        if opt.name in ("chdir", "container-workdir") and opt.value and "${" not in opt.value:
+            found = opt.value
+    for other in step.task_commands:
+        if other is command:
+            break
+        if other.program == "cd" and len(other.argv) > 1 and other.argv[1].known:
+            found = _join(found, other.argv[1].text)
+    if found is not None:
+        return found
+    at = step.command.node.start_byte
+    for other in script.commands:
+        if other.node.start_byte >= at:
+            break
+        if other.program == "cd" and len(other.argv) > 1 and other.argv[1].known and not other.in_function:
+            found = _join(found, other.argv[1].text)
+    return found
+
+
+def _join(base: Optional[str], path: str) -> str:
+    if base is None or path.startswith("/"):
+        return path
+    return posixpath.normpath(posixpath.join(base, path))
+
+
+# -- Megatron-Bridge or Megatron-LM ------------------------------------------------------------------
+def classify_entry(entry: Optional[EntryPoint], workdir: Optional[str], settings: dict) -> Optional[str]:
+    """"megatron-bridge" for a Megatron-Bridge entry point, "megatron-lm" for Megatron-LM's own
+    ``pretrain_*.py``, None otherwise or when unknown.
+
+    Bridge: a ``megatron.bridge`` module; a script inside a directory named like a Megatron-Bridge
+    checkout (not inside its ``3rdparty/Megatron-LM``); a path only a Bridge checkout has
+    (``scripts/training/…``, ``examples/recipes/…``); or a pattern of the ``bridge_entry_points``
+    setting (globs over the path, its tails, or the module name).
+    """
+    if entry is None or not entry.known or entry.kind in ("code", "program"):
+        return None
+    extra = [str(p) for p in settings.get("bridge_entry_points") or ()]
+    name = entry.name
+    if entry.kind == "module":
+        patterns = list(BRIDGE_MODULES) + extra
+        return "megatron-bridge" if any(fnmatch.fnmatchcase(name, p) for p in patterns) else None
+    path = name if workdir is None else _join(workdir, name)
+    parts = [p for p in path.split("/") if p and p != "."]
+    owner = None
+    for part in parts[:-1]:
+        if MEGATRON_LM_DIR.match(part):
+            owner = "megatron-lm"
+        elif BRIDGE_DIR.match(part):
+            owner = "megatron-bridge"
+    basename = parts[-1] if parts else name
+    if owner == "megatron-lm":
+        return "megatron-lm"
+    tails = ["/".join(parts[k:]) for k in range(len(parts))] + [name]
+    lowered = [t.lower() for t in tails]
+    if any(fnmatch.fnmatchcase(t, p) for t in tails for p in extra):
+        return "megatron-bridge"
+    if owner == "megatron-bridge":
+        return "megatron-bridge"
+    if any(fnmatch.fnmatchcase(t, p) for t in lowered for p in BRIDGE_PATHS):
+        return "megatron-bridge"
+    if re.match(r"^pretrain_\w+\.py$", basename):
+        return "megatron-lm"
+    return None
+
+
+# -- alternatives ------------------------------------------------------------------------------------
+def _argv_variants(argv: List[Word]) -> List[List[Word]]:
+    """The argv under every consistent combination of its words' alternatives (primary last)."""
+    groups: List[Tuple[int, int, Optional[List[Value]]]] = []  # [start, end) of argv, alternatives
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        j = i + 1
+        if word.alternatives:
+            while j < len(argv) and argv[j].node is word.node and argv[j].alternatives is word.alternatives:
+                j += 1
+            groups.append((i, j, word.alternatives))
+        i = j
+    if not groups:
+        return [argv]
+    choices = [alternatives for _, _, alternatives in groups]
+    combos: List[Tuple[Value, ...]] = []
+    for combo in product(*choices):
+        if consistent(p for value in combo for p in value.pieces):
+            combos.append(combo)
+    combos = combos[-MAX_VARIANTS:]
+    primary = tuple(c[-1] for c in choices)
+    combos = [c for c in combos if c != primary] + ([primary] if consistent(p for v in primary for p in v.pieces) else [])
+    variants: List[List[Word]] = []
+    for combo in combos:
+        out: List[Word] = []
+        position = 0
+        for (start, end, _), value in zip(groups, combo):
+            out.extend(argv[position:start])
+            node, span = argv[start].node, argv[start].span
+            out.extend(Word(part, node, span, None) for part in _split_value(value))
+            position = end
+        out.extend(argv[position:])
+        variants.append(out)
+    return variants or [argv]
+
+
+def _string_variants(script: "Script", step: Step, index: int) -> List[Command]:
+    """Task command ``index`` of a ``bash -c`` string under every alternative of that string."""
+    if step.shell_index is None:
+        return []
+    argv = step.task_argv
+    j = step.shell_index + 1
+    while j < len(argv) and argv[j].known and argv[j].text.startswith("-"):
+        flag = argv[j].text
+        j += 1
+        if "c" in flag[1:] and not flag.startswith("--"):
+            break
+    if j >= len(argv) or not argv[j].alternatives:
+        return []
+    out: List[Command] = []
+    for alternative in argv[j].alternatives[-MAX_VARIANTS:]:
+        commands = parse_task_string(script.values, alternative, step)
+        if len(commands) == len(step.task_commands):
+            out.append(commands[index])
+    return out
+
+
+# -- building -------------------------------------------------------------------------------------
+def launches(script: "Script") -> List[Launch]:
+    """Every recognised launch of every step, in source order (memoised)."""
+    return script.derived("launch", _build)
+
+
+def launches_of(script: "Script", step: Step) -> List[Launch]:
+    return [launch for launch in launches(script) if launch.step is step]
+
+
+def _build(script: "Script") -> List[Launch]:
+    out: List[Launch] = []
+    for step in script.steps:
+        for index, command in enumerate(step.task_commands):
+            workdir = _workdir(script, step, command)
+            launch = recognise(step, command, workdir)
+            if launch is None:
+                continue
+            variants: List[Launch] = []
+            if command.in_string:
+                for other in _string_variants(script, step, index):
+                    variant = recognise(step, other, workdir)
+                    if variant is not None and variant.kind == launch.kind:
+                        variants.append(variant)
+            else:
+                for argv in _argv_variants(command.argv):
+                    other = Command(command.node, argv, command.env, command.in_string, step)
+                    variant = recognise(step, other, workdir)
+                    if variant is not None and variant.kind == launch.kind:
+                        variants.append(variant)
+            # the last variant is the primary alternative: the launch itself
+            variants = variants[:-1] + [launch]
+            launch.variants = variants
+            for variant in variants:
+                variant.variants = variants
+            out.append(launch)
+    return out
+
+
+# -- how many tasks a step really runs per node ------------------------------------------------------
+@dataclass
+class TaskLayout:
+    """Tasks per node a step really runs, and where that count comes from.
+
+    srun inside a job reads the job's task count (``SLURM_NTASKS``, set when the header gives
+    ``--ntasks`` or ``--ntasks-per-node``). A step that gives ``--ntasks-per-node`` without its own
+    ``--ntasks`` cannot change that count: when the two disagree srun prints "can't honor
+    --ntasks-per-node … Ignoring --ntasks-per-node" (or says nothing when the step's count is the
+    larger one) and runs the job's count of tasks. Measured on Slurm 22.05 with ``--nodes=2
+    --ntasks-per-node=8``: ``srun --ntasks-per-node=1`` and ``srun -N2 --ntasks-per-node=1`` both
+    run 8 tasks per node; ``srun --ntasks=2 --ntasks-per-node=1`` runs one per node.
+    """
+
+    per_node: Optional[int]  # tasks per node (on the busiest node when uneven), None when unknown
+    more_than_one: bool  # some node certainly runs more than one task
+    origin: Optional["Origin"]  # where the count that wins is set
+    ignored: Optional["StepOption"] = None  # the step's --ntasks-per-node that srun ignores
+    nodes: Optional[int] = None
+    total: Optional[int] = None
+
+
+def job_task_count_set(script: "Script") -> bool:
+    """Whether the batch environment has ``SLURM_NTASKS`` (the header gives a task count)."""
+    header = script.header
+    return any(header.get(name) is not None for name in ("ntasks", "ntasks-per-node"))
+
+
+def task_layout(script: "Script", step: Step) -> TaskLayout:
+    from .geometry import geometry, job_geometry, parse_count, step_option_text
+
+    geo = geometry(script, step)
+    nodes = geo.nodes.value
+    per_node_opt = step.option("ntasks-per-node")
+    if per_node_opt is not None and step.option("ntasks") is None and job_task_count_set(script) and not step.options_incomplete:
+        job = job_geometry(script)
+        total = job.ntasks.value
+        step_nodes = nodes
+        asked = parse_count(step_option_text(per_node_opt, job))
+        if total is not None and step_nodes and asked is not None and asked * step_nodes != total:
+            per_node = -(-total // step_nodes)
+            origin = job.tasks_per_node.origin if job.tasks_per_node.is_set else job.ntasks.origin
+            return TaskLayout(per_node, total > step_nodes, origin, per_node_opt, step_nodes, total)
+    per_node = geo.tasks_per_node.value
+    total = geo.ntasks.value
+    more = False
+    if per_node is not None:
+        more = per_node > 1
+    elif total is not None and nodes:
+        more = total > nodes
+        per_node = total // nodes if total % nodes == 0 else -(-total // nodes)
+    return TaskLayout(per_node, more, geo.tasks_per_node.origin, None, nodes, total)

@@ -1,0 +1,206 @@
+"""The launch model (sbatchlint/model/launch.py) and the SBL1xx launch rules on realistic scripts."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from sbatchlint.model.launch import (
+    ACCELERATE,
+    DEEPSPEED,
+    SRUN_NATIVE,
+    TORCH_LAUNCH,
+    TORCHRUN,
+    classify_entry,
+    launches,
+    task_layout,
+)
+from sbatchlint.model.script import Script
+from sbatchlint.source import Source
+
+HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+
+
+def script(text: str) -> Script:
+    return Script(Source(textwrap.dedent(text).encode("utf-8"), "job.sh"))
+
+
+def only(text: str):
+    found = launches(script(text))
+    assert len(found) == 1, [l.program for l in found]
+    return found[0]
+
+
+# -- recognising launchers ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "command,kind,program,entry",
+    [
+        ("srun python train.py --lr 1", SRUN_NATIVE, "python", "train.py"),
+        ("srun python3 -u train.py", SRUN_NATIVE, "python3 -u", "train.py"),
+        ("srun /opt/venv/bin/python -W ignore train.py", SRUN_NATIVE, "/opt/venv/bin/python -W ignore", "train.py"),
+        ("srun uv run python train.py", SRUN_NATIVE, "uv run python", "train.py"),
+        ("srun uv run --no-sync --project /w python train.py", SRUN_NATIVE, "uv run --no-sync --project /w python", "train.py"),
+        ("srun uv run train.py", SRUN_NATIVE, "uv run", "train.py"),
+        ("srun uv run -m megatron.bridge.recipes.run", SRUN_NATIVE, "uv run", "megatron.bridge.recipes.run"),
+        ("srun python -m pkg.train --x 1", SRUN_NATIVE, "python", "pkg.train"),
+        ("srun torchrun --nproc_per_node=8 train.py", TORCHRUN, "torchrun", "train.py"),
+        ("srun python -m torch.distributed.run --nproc-per-node 8 train.py", TORCHRUN, "python -m torch.distributed.run", "train.py"),
+        ("srun uv run python -m torch.distributed.run train.py", TORCHRUN, "uv run python -m torch.distributed.run", "train.py"),
+        ("srun uv run torchrun train.py", TORCHRUN, "uv run torchrun", "train.py"),
+        ("srun python -m torch.distributed.launch --use_env train.py", TORCH_LAUNCH, "python -m torch.distributed.launch", "train.py"),
+        ("srun accelerate launch --multi_gpu --num_processes 8 train.py", ACCELERATE, "accelerate launch", "train.py"),
+        ("srun deepspeed --num_gpus 8 train.py --deepspeed ds.json", DEEPSPEED, "deepspeed", "train.py"),
+        ("srun env NCCL_DEBUG=INFO torchrun train.py", TORCHRUN, "torchrun", "train.py"),
+        ("srun conda run -n env python train.py", SRUN_NATIVE, "conda run -n env python", "train.py"),
+        ("srun bash -c 'cd /w && torchrun --nnodes 2 train.py'", TORCHRUN, "torchrun", "train.py"),
+    ],
+)
+def test_recognise(command, kind, program, entry):
+    launch = only(HEADER + command + "\n")
+    assert launch.kind == kind
+    assert launch.program == program
+    assert launch.entry is not None and launch.entry.name == entry
+
+
+@pytest.mark.parametrize("command", ["srun hostname", "srun python -c 'print(1)' | tee x", "srun nvidia-smi", "srun $LAUNCHER train.py"])
+def test_not_a_training_launcher(command):
+    found = [l for l in launches(script(HEADER + command + "\n")) if l.kind != SRUN_NATIVE or l.entry.kind != "code"]
+    assert not found
+
+
+def test_torchrun_options_both_spellings_and_value_forms():
+    launch = only(
+        HEADER
+        + "srun torchrun --nproc-per-node 8 --nnodes=2 --node-rank=$SLURM_NODEID --master_addr $ADDR "
+        "--master-port=29500 --rdzv_backend c10d --rdzv-endpoint=$ADDR:29500 --rdzv_id=7 --standalone "
+        "--max-restarts 3 --monitor_interval=5 --nproc 4 -m pkg.train --tp 2\n"
+    )
+    names = [o.name for o in launch.options]
+    assert names == [
+        "nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_backend",
+        "rdzv_endpoint", "rdzv_id", "standalone", "max_restarts", "monitor_interval", "nproc_per_node", "module",
+    ]
+    assert launch.option("nproc-per-node").text == "4"  # the last one wins
+    assert launch.option("node_rank").text == "${SLURM_NODEID}" and not launch.option("node_rank").known
+    assert launch.option("rdzv_endpoint").text == "${ADDR}:29500"
+    assert launch.entry.kind == "module" and launch.entry.name == "pkg.train"
+    assert [w.text for w in launch.args] == ["--tp", "2"]
+    assert not launch.options_incomplete
+
+
+def test_unknown_words_among_options_make_them_incomplete():
+    launch = only(HEADER + "srun torchrun $DISTRIBUTED_ARGS train.py\n")
+    assert launch.options_incomplete and launch.option("nnodes") is None
+
+
+def test_values_resolve_through_variables_and_defaults():
+    launch = only(
+        HEADER
+        + 'NNODES=${SLURM_JOB_NUM_NODES:-2}\nGPUS=8\n'
+        + 'srun torchrun --nnodes=$NNODES --nproc_per_node=$GPUS train.py\n'
+    )
+    assert launch.certain_number("nproc_per_node") == 8
+    # the default is only one of the alternatives: not certain
+    assert launch.certain_number("nnodes") is None
+    assert launch.has("nnodes")
+
+
+def test_string_task_command_keeps_batch_origins():
+    s = script(
+        HEADER
+        + 'CMD="torchrun --nproc_per_node=8 \\\n  --nnodes=\\${SLURM_JOB_NUM_NODES} \\\n  train.py"\n'
+        + 'CMD="$CMD --tp 2"\n'
+        + 'srun bash -c "$CMD"\n'
+    )
+    (launch,) = launches(s)
+    assert launch.in_string and launch.kind == TORCHRUN
+    assert s.text(launch.span) == "torchrun"
+    offset, quote = launch.insertion_after_launcher()
+    assert quote == '"' and s.data[offset - 8 : offset] == b"torchrun"
+    assert launch.parallelism["tp"].number == 2
+
+
+def test_loop_configurations_stay_together():
+    launch = only(
+        HEADER
+        + 'CONFIGS=("2,2,4" "4,1,8")\n'
+        + 'for CONFIG in "${CONFIGS[@]}"; do\n'
+        + '  IFS=, read -r TP PP EP <<< "$CONFIG"\n'
+        + '  srun python train.py model.tensor_model_parallel_size=$TP --pipeline-model-parallel-size $PP --ep=$EP\n'
+        + "done\n"
+    )
+    configs = launch.configurations()
+    assert [c.sizes for c in configs] == [{"tp": 2, "pp": 2, "ep": 4}, {"tp": 4, "pp": 1, "ep": 8}]
+    assert all(c.loop_bound for c in configs)
+
+
+def test_branch_alternatives_are_not_certain():
+    launch = only(
+        HEADER
+        + 'if [ "$BIG" = 1 ]; then TP=8; else TP=2; fi\nTPX=${TP_OVERRIDE:-4}\n'
+        + 'srun python train.py --tp $TP --pp $TPX --cp 2\n'
+    )
+    (config,) = launch.configurations()
+    assert config.sizes == {"cp": 2}
+
+
+@pytest.mark.parametrize(
+    "name,workdir,settings,expected",
+    [
+        ("megatron.bridge.recipes.llama.run", None, {}, "megatron-bridge"),
+        ("/opt/Megatron-Bridge/examples/recipes/llama/pretrain_llama3_8b.py", None, {}, "megatron-bridge"),
+        ("examples/recipes/llama/pretrain_llama3_8b.py", None, {}, "megatron-bridge"),
+        ("scripts/training/run_recipe.py", None, {}, "megatron-bridge"),
+        ("examples/conversion/convert_checkpoints.py", "/work/megatron-bridge", {}, "megatron-bridge"),
+        ("3rdparty/Megatron-LM/pretrain_gpt.py", "/opt/Megatron-Bridge", {}, "megatron-lm"),
+        ("pretrain_gpt.py", None, {}, "megatron-lm"),
+        ("/lustre/Megatron-LM/pretrain_mamba.py", None, {}, "megatron-lm"),
+        ("examples/run_simple_mcore_train_loop.py", None, {}, None),
+        ("train.py", None, {}, None),
+        ("recipes/my_recipe.py", "/home/u/proj", {"bridge_entry_points": ["recipes/*.py"]}, "megatron-bridge"),
+    ],
+)
+def test_bridge_or_megatron_lm(name, workdir, settings, expected):
+    from sbatchlint.model.launch import EntryPoint
+    from sbatchlint.model.values import Piece, Value, Word
+    from sbatchlint.source import Span
+
+    kind = "module" if "/" not in name and not name.endswith(".py") else "script"
+    word = Word(Value((Piece(name, Span(0, len(name))),)), None, Span(0, len(name)))
+    assert classify_entry(EntryPoint(kind, [word]), workdir, settings) == expected
+
+
+def test_workdir_from_cd_and_container_workdir():
+    s = script(
+        HEADER
+        + "cd /opt/Megatron-Bridge\n"
+        + "srun torchrun examples/conversion/convert.py\n"
+        + "srun --container-workdir=/lustre/Megatron-LM torchrun pretrain_gpt.py\n"
+        + "srun bash -c 'cd /x/megatron-bridge && python -m torch.distributed.run scripts/x.py'\n"
+    )
+    first, second, third = launches(s)
+    assert first.workdir == "/opt/Megatron-Bridge" and first.framework() == "megatron-bridge"
+    assert second.workdir == "/lustre/Megatron-LM" and second.framework() == "megatron-lm"
+    assert third.workdir == "/x/megatron-bridge" and third.framework() == "megatron-bridge"
+
+
+# -- tasks per node, as srun really runs them ------------------------------------------------------
+@pytest.mark.parametrize(
+    "header,step,per_node,ignored",
+    [
+        ("--nodes=2 --ntasks-per-node=8", "srun torchrun t.py", 8, False),
+        ("--nodes=2 --ntasks-per-node=8", "srun --ntasks-per-node=1 torchrun t.py", 8, True),
+        ("--nodes=2 --ntasks-per-node=8", "srun -N2 --ntasks-per-node=1 torchrun t.py", 8, True),
+        ("--nodes=2 --ntasks-per-node=8", "srun --ntasks=2 --ntasks-per-node=1 torchrun t.py", 1, False),
+        ("--nodes=2 --ntasks-per-node=8", "srun -n2 torchrun t.py", 1, False),
+        ("--nodes=2", "srun --ntasks-per-node=1 torchrun t.py", 1, False),
+        ("--nodes=2 --ntasks=16", "srun --ntasks-per-node=1 torchrun t.py", 8, True),
+        ("--nodes=2 --ntasks-per-node=1", "srun --ntasks-per-node=1 torchrun t.py", 1, False),
+    ],
+)
+def test_task_layout_follows_srun(header, step, per_node, ignored):
+    lines = "".join(f"#SBATCH {part}\n" for part in header.split())
+    s = script("#!/bin/bash\n" + lines + step + "\n")
+    layout = task_layout(s, s.steps[0])
+    assert layout.per_node == per_node
+    assert (layout.ignored is not None) == ignored
