@@ -10,6 +10,8 @@ import click
 from . import __version__
 from .report import FORMATS
 
+STREAMING = ("text", "concise", "github")  # formats printed file by file as results arrive
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -114,6 +116,10 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     workers = jobs or os.cpu_count() or 1
     results = []
     out = click.get_text_stream("stdout")
+    stream = click.get_text_stream("stderr") if ((fix or unsafe_fixes) and "-" in paths) else out
+    color = use_color(stream)
+    render = formatter(output_format)
+    streaming = output_format in STREAMING and not statistics and not diff
     for result in run_all(work, workers):
         if result.error:
             click.echo(f"sbatchlint: error: {result.error}", err=True)
@@ -121,6 +127,11 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
             out.write(result.diff)
         if result.fixed_data is not None and result.path == (stdin_filename or "-") and "-" in paths:
             click.get_binary_stream("stdout").write(result.fixed_data)
+        if streaming:
+            # print as results arrive and keep only what the summary needs: memory stays bounded
+            render([result], stream, color=color and output_format == "text", show_summary=False)
+            result.source = None
+            result.secrets = []
         results.append(result)
     if diff:
         changed = sum(1 for r in results if r.diff)
@@ -128,12 +139,10 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
             click.echo(f"{changed} file{'s' * (changed != 1)} would be changed.", err=True)
         code = EXIT_ERROR if any(r.error for r in results) else (EXIT_FINDINGS if changed else EXIT_CLEAN)
         sys.exit(code)
-    stream = click.get_text_stream("stderr") if ((fix or unsafe_fixes) and "-" in paths) else out
-    color = use_color(stream)
     if statistics:
         _statistics(results, stream)
-    else:
-        formatter(output_format)(results, stream, color=color and output_format == "text", show_summary=False)
+    elif not streaming:
+        render(results, stream, color=color and output_format == "text", show_summary=False)
     if output_format == "text" and not quiet:
         stream.write(summary_line(results, color) + "\n")
     if any(r.error for r in results):
