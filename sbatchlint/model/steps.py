@@ -122,6 +122,11 @@ class Step:
     task_string: Optional[Value] = None  # the ``bash -c`` string, as the batch shell built it
     shell_index: Optional[int] = None  # argv index (in task_argv) of the shell running the string
     options_incomplete: bool = False  # an unknown word stood among the options
+    # The word that carries the task string, with every alternative the batch shell may build
+    # (the ``bash -c`` argument, or a here-document / here-string fed to ``srun bash``).
+    string_word: Optional[Word] = None
+    # The task string's own assignments, as the task's shell sees them (``X=1; … $X``).
+    task_values: Optional[Values] = None
 
     @property
     def node(self) -> Node:
@@ -336,18 +341,56 @@ def _task_commands(values: Values, step: Step) -> List[Command]:
     if begin < len(argv) and argv[begin].known and posixpath.basename(argv[begin].text) in SHELLS:
         # bash [-l] [-e] -c STRING / bash -lc STRING
         j = begin + 1
-        while j < len(argv) and argv[j].known and argv[j].text.startswith("-"):
+        reads_stdin = False
+        while j < len(argv) and argv[j].known and argv[j].text[:1] in ("-", "+"):
             flag = argv[j].text
             j += 1
-            if "c" in flag[1:] and not flag.startswith("--"):
+            if flag in ("-o", "+o", "-O", "+O"):
+                j += 1  # bash -o pipefail -c …
+                continue
+            if "c" in flag[1:] and flag.startswith("-") and not flag.startswith("--"):
                 if j < len(argv):
-                    string = argv[j].value
-                    step.task_string = string
+                    step.string_word = argv[j]
+                    step.task_string = argv[j].value
                     step.shell_index = begin
-                    return parse_task_string(values, string, step)
+                    return parse_task_string(values, step.task_string, step)
                 break
+            if "s" in flag[1:] and not flag.startswith("--"):
+                reads_stdin = True
+        if (j >= len(argv) or reads_stdin) and not step.has("input"):
+            word = _stdin_script(values, step)
+            if word is not None:
+                step.string_word = word
+                step.task_string = word.value
+                step.shell_index = begin
+                return parse_task_string(values, word.value, step)
     command = Command(step.command.node, argv, [], False, step)
     return [command]
+
+
+def _stdin_script(values: Values, step: Step) -> Optional[Word]:
+    """The here-document (``srun bash <<EOF``) or here-string (``srun bash <<< "$CMD"``) that
+    srun broadcasts to the stdin of every task's shell, as a word with its alternatives."""
+    node = step.command.node
+    redirects = list(node.children)
+    if node.parent is not None and node.parent.type == "redirected_statement":
+        redirects.extend(node.parent.children)
+    for child in redirects:
+        source: Optional[Node] = None
+        if child.type == "heredoc_redirect":
+            source = next((c for c in child.children if c.type == "heredoc_body"), None)
+        elif child.type == "herestring_redirect" and child.named_children:
+            source = child.named_children[-1]
+        if source is None:
+            continue
+        alternatives = values.evaluate(source)
+        if child.type == "herestring_redirect":  # bash appends a newline to a here-string
+            alternatives = [Value(a.pieces + (Piece("\n", None),)) for a in alternatives]
+        if not alternatives:
+            return None
+        span = Span(source.start_byte, source.end_byte)
+        return Word(alternatives[-1], source, span, alternatives if len(alternatives) > 1 else None)
+    return None
 
 
 def parse_task_string(values: Values, string: Value, step: Optional[Step] = None) -> List[Command]:
@@ -355,6 +398,8 @@ def parse_task_string(values: Values, string: Value, step: Optional[Step] = None
     text = string.text.encode("utf-8")
     tree = shell.parse(text)
     inner = Values(text, tree.root_node)
+    if step is not None:
+        step.task_values = inner
     commands = []
     for node in shell.walk(tree.root_node):
         if node.type != "command":
