@@ -44,7 +44,6 @@ def test_step_flags_override_header():
         """
         #!/bin/bash
         #SBATCH -N 4
-        #SBATCH --ntasks-per-node=8
         #SBATCH --gres=gpu:8
         srun --ntasks-per-node=1 -N2 --gpus-per-node=4 torchrun train.py
         """
@@ -54,6 +53,27 @@ def test_step_flags_override_header():
     assert text_at(script, g.tasks_per_node.origin.span) == "--ntasks-per-node=1"
     assert text_at(script, g.nodes.origin.value_span) == "2"
     assert g.gpus_per_node.origin.option == "gpus-per-node"
+
+
+def test_job_task_count_wins_over_a_disagreeing_step_ntasks_per_node():
+    # srun reads SLURM_NTASKS as its --ntasks: "can't honor --ntasks-per-node … Ignoring" (22.05)
+    script, (ignored, agreeing, own_total, other_nodes) = step_geometries(
+        """
+        #!/bin/bash
+        #SBATCH --nodes=2
+        #SBATCH --ntasks-per-node=8
+        srun --ntasks-per-node=1 torchrun train.py
+        srun --ntasks-per-node=8 python train.py
+        srun --ntasks=2 --ntasks-per-node=1 torchrun train.py
+        srun -N1 python train.py
+        """
+    )
+    assert (ignored.tasks_per_node.value, ignored.ntasks.value) == (8, 16)
+    assert ignored.tasks_per_node.origin.where == "header"
+    assert [opt.written for opt in ignored.ignored] == ["--ntasks-per-node"]
+    assert agreeing.tasks_per_node.origin.where == "step" and not agreeing.ignored
+    assert (own_total.tasks_per_node.value, own_total.ntasks.value) == (1, 2)
+    assert other_nodes.nodes.value == 1 and other_nodes.ntasks.value is None
 
 
 def test_one_task_warm_up_step():

@@ -144,6 +144,8 @@ class Geometry:
     cpus_per_task: Quantity = UNKNOWN  # what each task of the step gets
     job_cpus_per_task: Quantity = UNKNOWN  # the header's --cpus-per-task (not inherited)
     gpu_requests: List[Origin] = field(default_factory=list)  # every GPU request that applies
+    # step options srun overrides: a --ntasks-per-node that disagrees with the job's task count
+    ignored: List["StepOption"] = field(default_factory=list)
     # the step has words among its options the model cannot read (``srun $ARGS …``): it may
     # set anything, so quantities it would inherit are unknown
     options_incomplete: bool = False
@@ -506,26 +508,45 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
     else:
         # SLURM_NNODES: the allocation's node count, however the header arrived at it
         low, high, nodes_origin = job.nodes.low, job.nodes.high, job.nodes.origin
-    if ntasks_opt is not None:
-        ntasks, ntasks_origin = parse_count(ntasks_text), _step_origin(ntasks_opt)
-    elif nodes_opt is None and per_node_opt is None and job.ntasks.is_set:
-        ntasks, ntasks_origin = job.ntasks.value, job.ntasks.origin
-    else:
-        # srun started with its own -N / --ntasks-per-node recomputes the task count
-        ntasks, ntasks_origin = None, None
-    if per_node_opt is not None:
-        per_node, per_node_origin = parse_count(per_node_text), _step_origin(per_node_opt)
-    elif job.tasks_per_node.is_set:
-        per_node, per_node_origin = job.tasks_per_node.value, job.tasks_per_node.origin
-    else:
-        per_node, per_node_origin = None, None
-    if nodes_opt is not None and ntasks_opt is None and per_node_opt is None and job.ntasks.is_set and not job.tasks_per_node.is_set:
-        # The job's --ntasks over another node count: unknown how srun spreads it.
-        geometry = _combine(low, high, nodes_origin, None, None, None, None, True)
-        geometry.ntasks = Quantity(None)
-        geometry.tasks_per_node = Quantity(None)
-    else:
+    # Inside a job whose header gives a task count, srun reads SLURM_NTASKS as its own --ntasks.
+    job_count_set = job.ntasks.is_set or job.tasks_per_node.is_set
+    ignored: List["StepOption"] = []
+    if ntasks_opt is not None or not job_count_set:
+        if ntasks_opt is not None:
+            ntasks, ntasks_origin = parse_count(ntasks_text), _step_origin(ntasks_opt)
+        else:
+            ntasks, ntasks_origin = None, None
+        if per_node_opt is not None:
+            per_node, per_node_origin = parse_count(per_node_text), _step_origin(per_node_opt)
+        elif job.tasks_per_node.is_set:
+            # SLURM_NTASKS_PER_NODE: a maximum next to the step's own --ntasks
+            per_node, per_node_origin = job.tasks_per_node.value, job.tasks_per_node.origin
+        else:
+            per_node, per_node_origin = None, None
         geometry = _combine(low, high, nodes_origin, ntasks, ntasks_origin, per_node, per_node_origin, nodes_origin is not None)
+    else:
+        same_nodes = nodes_opt is None or (low is not None and low == high == job.nodes.value)
+        geometry = Geometry(nodes=Quantity(low if low == high else None, nodes_origin, low, high))
+        if not same_nodes:
+            # The job's task count over another node count: how srun spreads it is not known.
+            geometry.ntasks = Quantity(None)
+            geometry.tasks_per_node = Quantity(None)
+        else:
+            geometry.nodes = job.nodes if nodes_opt is None else geometry.nodes
+            geometry.ntasks = job.ntasks
+            geometry.tasks_per_node = job.tasks_per_node
+            if per_node_opt is not None:
+                asked = parse_count(per_node_text)
+                total, nodes = job.ntasks.value, job.nodes.value
+                if asked is None or total is None or not nodes:
+                    geometry.tasks_per_node = Quantity(None, _step_origin(per_node_opt))
+                elif asked * nodes == total:
+                    geometry.tasks_per_node = Quantity(asked, _step_origin(per_node_opt))
+                else:
+                    # "can't honor --ntasks-per-node … Ignoring --ntasks-per-node": the job's
+                    # count wins (measured on Slurm 22.05).
+                    ignored.append(per_node_opt)
+    geometry.ignored = ignored
 
     # GPUs: step flags override the header's.
     requests: Dict[str, Tuple[Optional[str], Origin]] = {}
