@@ -84,6 +84,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     from .report import formatter
     from .report.text import summary_line
     from .runner import CommandLine, Job, Resolver, run_all
+    from .secrets import RedactingStream
 
     if not paths:
         raise click.UsageError("no files given: try `sbatchlint examples/` or `sbatchlint job.sh`")
@@ -115,14 +116,16 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         click.echo(f"sbatchlint: warning: {shellcheck.NOT_INSTALLED}", err=True)
     workers = jobs or os.cpu_count() or 1
     results = []
-    out = click.get_text_stream("stdout")
-    stream = click.get_text_stream("stderr") if ((fix or unsafe_fixes) and "-" in paths) else out
+    out = RedactingStream(click.get_text_stream("stdout"))
+    stream = RedactingStream(click.get_text_stream("stderr")) if ((fix or unsafe_fixes) and "-" in paths) else out
     color = use_color(stream)
     render = formatter(output_format)
     streaming = output_format in STREAMING and not statistics and not diff
     for result in run_all(work, workers):
+        out.remember(result.secrets)
+        stream.remember(result.secrets)
         if result.error:
-            click.echo(f"sbatchlint: error: {result.error}", err=True)
+            click.echo(f"sbatchlint: error: {result.redact(result.error)}", err=True)
         if result.diff:
             out.write(result.diff)
         if result.fixed_data is not None and result.path == (stdin_filename or "-") and "-" in paths:
@@ -197,7 +200,9 @@ def explain(code) -> None:
     try:
         rule = registry.get(code)
     except KeyError:
-        raise click.UsageError(f"unknown rule: {code} (see `sbatchlint rules`)")
+        from .secrets import redact
+
+        raise click.UsageError(f"unknown rule: {redact(code)} (see `sbatchlint rules`)")
     click.echo(rule_page(rule), nl=False)
 
 

@@ -102,6 +102,8 @@ def run_job(job: Job) -> FileResult:
         result.error = f"{job.display}: cannot write: {err.strerror or err}"
     except RecursionError:
         result.error = f"{job.display}: too deeply nested to analyse"
+    except Exception as err:  # a bug: report it for this file (without any secret) and go on
+        result.error = result.redact(f"{job.display}: internal error: {type(err).__name__}: {err}")
     return result
 
 

@@ -93,7 +93,7 @@ def frame(result, d, color: bool) -> str:
             col_start = columns.get(start, 0)
             col_end = columns.get(end, len(text))
             carets = "^" * max(1, col_end - col_start)
-            label = f" {d.label}" if d.label and number == end_line else ""
+            label = f" {result.redact(d.label)}" if d.label and number == end_line else ""
             lines.append(f"{gutter} {paint('|', 'dim', color)} {' ' * col_start}{paint(carets + label, severity, color)}")
     lines.append(f"{gutter} {paint('|', 'dim', color)}")
     if d.help:
