@@ -1,7 +1,6 @@
 """SBL105, SBL107–SBL111: how the tasks of a step land on nodes and GPUs, and what they inherit."""
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
@@ -9,145 +8,63 @@ from tree_sitter import Node
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.geometry import Geometry, Origin, geometry, gpu_total, job_geometry
-from ..model.steps import Command, Step, unwrap
+from ..model import launch as launch_model
+from ..model.steps import Step
 from ..registry import register
 from ..shell import ancestors, node_span, walk
 from ..source import Span
 from .base import Bad, Good, Rule, clean
 
 # -- what a step launches -------------------------------------------------------------------------
-# A small, conservative classification of the task command. (A fuller launch analysis may replace
-# ``launch_kind``; the rules only need "is this a training launch, and does it use GPUs".)
-PYTHONS = re.compile(r"^python(\d+(\.\d+)*)?$")
-RUNNERS = {  # tool → options of its ``run`` subcommand that take a value
-    "uv": ("--with", "--python", "-p", "--project", "--directory", "--extra", "--group", "--env-file",
-           "--index", "--package", "--with-requirements", "--only-group", "--no-group", "--config-file"),
-    "conda": ("-n", "--name", "-p", "--prefix", "--cwd"),
-    "mamba": ("-n", "--name", "-p", "--prefix", "--cwd"),
-    "micromamba": ("-n", "--name", "-p", "--prefix", "--cwd"),
-    "poetry": ("-C", "--directory"),
-    "pixi": ("-e", "--environment", "--manifest-path"),
-    "pdm": ("-p", "--project"),
-}
-NOT_TRAINING_MODULES = ("pip", "venv", "ensurepip", "site", "json.tool", "http.server", "compileall")
-GPU_LAUNCHERS = frozenset({"torchrun", "deepspeed"})
-TRAINING = frozenset({"torchrun", "python", "accelerate", "deepspeed"})
+# The rules ask two questions of model/launch.py's analysis: does the step start a training
+# launch (not a ``python -c`` snippet or ``python -m pip``), and does that launch certainly want
+# GPUs (conservative: say no when unsure).
+NOT_TRAINING_MODULES = frozenset({"pip", "venv", "ensurepip", "site", "json.tool", "http.server", "compileall"})
+GPU_LAUNCHERS = frozenset({launch_model.TORCHRUN, launch_model.TORCH_LAUNCH, launch_model.DEEPSPEED})
 CPU_HINTS = re.compile(r"(^|[=\s])(gloo|cpu)($|[\s,])|--no[-_]cuda|--cpu\b", re.IGNORECASE)
-MEGATRON = re.compile(r"megatron|(^|/)pretrain_[\w]+\.py$", re.IGNORECASE)
+MEGATRON_MODULE = re.compile(r"^megatron\.", re.IGNORECASE)
 
 
-class Launch:
-    """What one task command starts: ``kind`` (torchrun/python/accelerate/deepspeed) and the
-    words from the launcher on."""
-
-    def __init__(self, kind: str, command: Command, words: List[str]) -> None:
-        self.kind = kind
-        self.command = command
-        self.words = words
-
-    @property
-    def entry(self) -> Optional[str]:
-        """The script or ``-m`` module the launch runs, as written."""
-        words = self.words[1:]
-        i = 0
-        while i < len(words):
-            word = words[i]
-            if word == "-m" and i + 1 < len(words):
-                return words[i + 1]
-            if word.startswith("-"):
-                i += 1
+def training_launch(script, step: Step) -> Optional[launch_model.Launch]:
+    """The last training launch among a step's task commands, or None."""
+    found = None
+    for launch in launch_model.launches_of(script, step):
+        entry = launch.entry
+        if launch.kind == launch_model.SRUN_NATIVE:
+            if entry is None or entry.kind in ("code", "program"):
                 continue
-            if "=" in word and self.kind != "python":
-                i += 1
+            if entry.kind == "module" and entry.name.split(".")[0] in NOT_TRAINING_MODULES:
                 continue
-            if word.endswith(".py") or "/" in word or self.kind == "python":
-                return word
-            i += 1
-        return None
+        found = launch
+    return found
 
-    @property
-    def uses_gpus(self) -> bool:
-        """A launch that certainly wants GPUs (conservative)."""
-        text = " ".join(self.words)
-        if CPU_HINTS.search(text):
-            return False
-        if self.kind in GPU_LAUNCHERS:
-            return True
-        entry = self.entry or ""
-        if MEGATRON.search(entry) or entry.startswith("megatron.") or "nccl" in text.lower():
-            return True
+
+def _launch_text(launch: launch_model.Launch) -> str:
+    words = list(launch.launcher) + [w for o in launch.options for w in o.words] + list(launch.args)
+    if launch.entry is not None:
+        words += launch.entry.words
+    return " ".join(w.text for w in words)
+
+
+def uses_gpus(script, launch: launch_model.Launch) -> bool:
+    """A launch that certainly wants GPUs: an elastic/deepspeed launcher, a Megatron entry point,
+    or one that asks for NCCL; never one that says it runs on CPU."""
+    text = _launch_text(launch)
+    if CPU_HINTS.search(text):
         return False
+    if launch.kind in GPU_LAUNCHERS:
+        return True
+    if launch.framework(script.settings) is not None:
+        return True
+    if launch.entry is not None and launch.entry.kind == "module" and MEGATRON_MODULE.match(launch.entry.name):
+        return True
+    return "nccl" in text.lower()
 
 
-def _launch_of(command: Command) -> Optional[Launch]:
-    argv = command.argv
-    texts = [w.text if w.known else "" for w in argv]
-    i = unwrap(argv)
-    while i < len(texts):
-        program = posixpath.basename(texts[i])
-        if program in RUNNERS and i + 1 < len(texts) and texts[i + 1] == "run":
-            takes_value = RUNNERS[program]
-            i += 2
-            while i < len(texts) and texts[i].startswith("-"):
-                i += 2 if texts[i] in takes_value else 1
-            continue
-        if program in ("apptainer", "singularity") and i + 1 < len(texts) and texts[i + 1] == "exec":
-            i += 2
-            while i < len(texts) and texts[i].startswith("-"):
-                i += 1
-            i += 1  # the image
-            continue
-        if program in ("numactl", "nice", "ionice", "taskset") or program == "env":
-            i += 1
-            while i < len(texts) and (texts[i].startswith("-") or "=" in texts[i]):
-                i += 1
-            continue
-        break
-    if i >= len(texts) or not texts[i]:
-        return None
-    program = posixpath.basename(texts[i])
-    rest = texts[i:]
-    if program == "torchrun":
-        return Launch("torchrun", command, rest)
-    if program in ("deepspeed",):
-        return Launch("deepspeed", command, rest)
-    if program == "accelerate" and len(rest) > 1 and rest[1] == "launch":
-        return Launch("accelerate", command, rest)
-    if PYTHONS.match(program):
-        args = rest[1:]
-        j = 0
-        while j < len(args) and args[j].startswith("-") and args[j] not in ("-m", "-c"):
-            if args[j] in ("-V", "--version", "-h", "--help"):
-                return None
-            j += 1
-        if j >= len(args):
-            return None
-        if args[j] == "-c":
-            return None  # an inline snippet, not a training script
-        if args[j] == "-m":
-            module = args[j + 1] if j + 1 < len(args) else ""
-            if module in ("torch.distributed.run", "torch.distributed.launch"):
-                return Launch("torchrun", command, rest)
-            if module.split(".")[0] in NOT_TRAINING_MODULES or module in NOT_TRAINING_MODULES:
-                return None
-        return Launch("python", command, rest)
-    if program.endswith(".py"):
-        return Launch("python", command, ["python"] + rest)
-    return None
-
-
-def launch_kind(script, step: Step) -> Optional[Launch]:
-    """The training launch a step's task command runs, if any (memoised)."""
-    table = script.derived("topology.launches", lambda s: {})
-    key = id(step)
-    if key not in table:
-        found = None
-        for command in step.task_commands:
-            launch = _launch_of(command)
-            if launch is not None and launch.kind in TRAINING:
-                found = launch
-        table[key] = found
-    return table[key]
+def launch_name(launch: launch_model.Launch) -> str:
+    if launch.kind == launch_model.SRUN_NATIVE:
+        return "python"
+    return launch.kind
 
 
 # -- shared helpers -------------------------------------------------------------------------------
@@ -540,7 +457,7 @@ class MissingKillOnBadExit(Rule):
         for step in script.steps:
             if step.options_incomplete or step.has("kill-on-bad-exit"):
                 continue
-            launch = launch_kind(script, step)
+            launch = training_launch(script, step)
             if launch is None:
                 continue
             g = geometry(script, step)
@@ -559,7 +476,7 @@ class MissingKillOnBadExit(Rule):
             yield self.report(
                 script,
                 _report_span(step),
-                f"this {launch.kind} step runs {count} without `--kill-on-bad-exit=1`: if one rank dies, "
+                f"this {launch_name(launch)} step runs {count} without `--kill-on-bad-exit=1`: if one rank dies, "
                 "the others wait for it until the time limit, holding the whole allocation",
                 fix,
                 label="no --kill-on-bad-exit",
@@ -639,13 +556,13 @@ class MissingGpuRequest(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         for step in script.steps:
-            launch = launch_kind(script, step)
-            if launch is None or not launch.uses_gpus:
+            launch = training_launch(script, step)
+            if launch is None or not uses_gpus(script, launch):
                 continue
             g = geometry(script, step)
             if g.gpu_requested or g.options_incomplete:
                 continue
-            what = launch.entry if launch.kind == "python" and launch.entry else launch.kind
+            what = launch.entry.name if launch.kind == launch_model.SRUN_NATIVE and launch.entry else launch.kind
             yield self.report(
                 script,
                 _report_span(step),
@@ -1055,7 +972,7 @@ class GpuPerTaskBinding(Rule):
     def check(self, script) -> Iterator[Diagnostic]:
         seen: Set[Tuple[int, int]] = set()
         for step in script.steps:
-            if step.options_incomplete or launch_kind(script, step) is None:
+            if step.options_incomplete or training_launch(script, step) is None:
                 continue
             g = geometry(script, step)
             if g.tasks_per_node.value is not None and g.tasks_per_node.value < 2:
