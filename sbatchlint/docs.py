@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from textwrap import dedent
 from typing import Dict
 
 from . import registry
@@ -25,6 +26,11 @@ SEVERITY = {"error": "error (the job fails, hangs or silently does the wrong thi
 FIX = {"safe": "safe: applied by `--fix`", "unsafe": "unsafe: applied only with `--unsafe-fixes`", "none": "none"}
 
 
+def _prose(text: str) -> str:
+    """A rule's documentation string as Markdown: the indentation of the source removed."""
+    return dedent(text).strip()
+
+
 def _fence(text: str, language: str) -> str:
     return f"```{language}\n{text.rstrip()}\n```\n"
 
@@ -33,8 +39,8 @@ def rule_page(rule) -> str:
     language = "python" if rule.language == "python" else "bash"
     lines = [f"# {rule.code} {rule.name}\n", f"{rule.summary}\n"]
     lines.append(f"- Severity: {SEVERITY[rule.severity.value]}\n- Fix: {FIX[rule.fix_availability()]}\n")
-    lines.append(f"## What it does\n\n{rule.what.strip()}\n")
-    lines.append(f"## Why is this bad?\n\n{rule.why.strip()}\n")
+    lines.append(f"## What it does\n\n{_prose(rule.what)}\n")
+    lines.append(f"## Why is this bad?\n\n{_prose(rule.why)}\n")
     bad = rule.bad_examples()
     good = rule.good_examples()
     if bad:
@@ -42,7 +48,7 @@ def rule_page(rule) -> str:
     use_instead = bad[0].fixed if bad and bad[0].fixed is not None else (good[0].source if good else None)
     if use_instead is not None:
         lines.append("## Use instead\n\n" + _fence(use_instead, language))
-    lines.append(f"## Fix safety\n\n{rule.fix_safety.strip() or 'This rule has no automatic fix.'}\n")
+    lines.append(f"## Fix safety\n\n{_prose(rule.fix_safety) or 'This rule has no automatic fix.'}\n")
     return "\n".join(lines)
 
 
