@@ -32,6 +32,9 @@ def _prose(text: str) -> str:
 
 
 def _fence(text: str, language: str) -> str:
+    # A carriage return (an example about DOS line breaks) is shown as a visible symbol: a raw
+    # "\r" in the page would be invisible and lost by any reader that normalises line endings.
+    text = text.replace("\r", "\u240d")
     return f"```{language}\n{text.rstrip()}\n```\n"
 
 
