@@ -21,3 +21,507 @@ def test_backslash_makes_any_character_literal():
     values = [(d.name, d.value) for d in header.directives]
     assert values == [("job-name", "a b"), ("comment", 'say "hi"'), ("job-name", "x#y")]
     assert all(d.truncated_at is None for d in header.directives)
+
+
+def test_late_and_malformed_directives_are_kept_apart():
+    header = header_of("#!/bin/bash\n#SBATCH -N 2\nset -e\n#SBATCH --time=10\n  #SBATCH --mem=1G\n")
+    assert [(d.name, d.value, d.placement) for d in header.directives] == [
+        ("nodes", "2", "header"),
+        ("time", "10", "late"),
+    ]
+    assert [m.kind for m in header.malformed] == ["indented"]
+
+
+# -- helpers ------------------------------------------------------------------------------------
+import os
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from lintutil import fix_text, lint_text
+from sbatchlint.cli import main
+from sbatchlint.rules.directives import one_dash_long, read_as_short
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "directives")
+OURS = ["SBL005", "SBL006", "SBL007", "SBL008", "SBL009", "SBL010", "SBL011", "SBL012", "SBL013"]
+
+
+def fixture(name: str) -> str:
+    with open(os.path.join(FIXTURES, name), encoding="utf-8", newline="") as handle:
+        return handle.read()
+
+
+def found(text: str, select=OURS):
+    """(code, line, the underlined text) of every finding."""
+    data = text.encode("utf-8")
+    out = []
+    for d in lint_text(text, select):
+        line = data.count(b"\n", 0, d.span.start) + 1
+        out.append((d.code, line, data[d.span.start : d.span.end].decode("utf-8")))
+    return out
+
+
+def job(*header: str, body: str = "srun hostname\n") -> str:
+    return "#!/bin/bash\n" + "".join(f"#SBATCH {line}\n" for line in header) + body
+
+
+def codes_of(text: str, select=OURS):
+    return [code for code, _, _ in found(text, select)]
+
+
+# -- realistic fixtures -------------------------------------------------------------------------
+def test_clean_bridge_job_has_no_header_findings():
+    # several options per line, -N2, -c 16, quoted value, trailing comments, \#, a unique
+    # abbreviation, repeated --mail-type, pyxis options only on srun.
+    assert found(fixture("bridge_sft_clean.sh")) == []
+
+
+def test_broken_legacy_job_reports_each_problem_where_it_is():
+    assert found(fixture("legacy_torchrun_broken.sh")) == [
+        ("SBL012", 2, "#v2"),
+        ("SBL005", 4, "-ntasks-per-node=1"),
+        ("SBL005", 5, "--gpu-per-node"),
+        ("SBL006", 6, "48:00:00:00"),
+        ("SBL005", 7, "--cpus-per"),
+        ("SBL009", 8, "<YOUR_ACCOUNT>"),
+        ("SBL010", 9, "logs/pretrain.log"),
+        ("SBL011", 9, "logs/pretrain.log"),
+        ("SBL006", 10, "$MEM"),
+        ("SBL009", 17, "<SHARED_FS>"),
+        ("SBL009", 19, "your_team_here"),
+    ]
+
+
+def test_broken_legacy_job_after_all_fixes():
+    fixed = fix_text(fixture("legacy_torchrun_broken.sh"), OURS, unsafe=True)
+    lines = fixed.splitlines()
+    assert lines[1] == "#SBATCH --job-name=gpt-pretrain\\#v2 --nodes=4"
+    assert lines[3] == "#SBATCH --ntasks-per-node=1"
+    assert lines[4] == "#SBATCH --gpus-per-node=8"
+    assert lines[8] == "#SBATCH --output=logs/pretrain_%j.log"
+    # the escaped '#' brings --nodes=4 back, and now line 3 overrides it
+    assert ("SBL008", 2, "--nodes=4") in found(fixed)
+    assert fix_text(fixed, OURS, unsafe=True) == fixed
+
+
+def test_pyxis_header_options_move_to_every_containerized_step():
+    source = fixture("pyxis_header.sh")
+    assert found(source) == [
+        ("SBL007", 3, "--container-mounts=/lustre/team:/lustre/team,/scratch:/scratch"),
+        ("SBL007", 4, "--no-container-mount-home"),
+        ("SBL007", 5, "--container-workdir=/lustre/team/repo"),
+    ]
+    fixed = fix_text(source, OURS)
+    assert fixed == fixture("pyxis_header.fixed.sh")
+    assert found(fixed) == []
+    assert fix_text(fixed, OURS, unsafe=True) == fixed
+
+
+def test_array_job_logs():
+    assert found(fixture("array_sweep.sh")) == [
+        ("SBL011", 5, "sweeps/lr_%A.out"),
+        ("SBL011", 6, "sweeps/lr_%a.err"),
+    ]
+    messages = [d.message for d in lint_text(fixture("array_sweep.sh"), ["SBL011"])]
+    assert "write over each other" in messages[0]
+    assert "appends to" in messages[1]  # --open-mode=append
+    fixed = fix_text(fixture("array_sweep.sh"), ["SBL011"], unsafe=True)
+    assert "#SBATCH -o sweeps/lr_%A_%a.out\n" in fixed
+    assert "#SBATCH -e sweeps/lr_%A_%a.err\n" in fixed
+
+
+def test_template_placeholders_but_not_the_checks_for_them():
+    assert found(fixture("placeholders.sh"), ["SBL009"]) == [
+        ("SBL009", 3, "<YOUR_ACCOUNT>"),
+        ("SBL009", 4, "your_partition_here"),
+        ("SBL009", 19, "<REPO_DIR>"),
+        ("SBL009", 20, "<PROJECT>"),
+        ("SBL009", 21, "YOUR_TEAM"),
+    ]
+
+
+# -- SBL005 -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "header",
+    [
+        "-N2",
+        "-N 2",
+        "--nodes 2",
+        "-J train",
+        "-Jtrain",
+        "-pgpu",
+        "--ntasks-per-n=8",  # unique abbreviation: getopt_long accepts it
+        "--gpus-per-no=8",
+        "--tasks-per-node=8",  # deprecated alias
+        "-HQ",  # --hold and --quiet bundled
+        "--container-image=nvcr.io\\#nvidia/pytorch:25.01-py3",
+        "--no-container-mount-home",
+        '--job-name "my job"',
+        "--nodes=2   # a comment with --bogus in it",
+    ],
+)
+def test_accepted_options(header):
+    assert codes_of(job(header), ["SBL005"]) == []
+
+
+@pytest.mark.parametrize(
+    "header,underlined,fragment,fixed",
+    [
+        ("--ntask-per-node=8", "--ntask-per-node", "did you mean `--ntasks-per-node`", "--ntasks-per-node=8"),
+        ("--ntasks_per_node=8", "--ntasks_per_node", "did you mean `--ntasks-per-node`", "--ntasks-per-node=8"),
+        ("--walltime=60", "--walltime", "did you mean `--time`", "--time=60"),
+        ("--gpu-per-node 8", "--gpu-per-node", "unrecognized option", "--gpus-per-node 8"),
+        ("-ntasks-per-node=8", "-ntasks-per-node=8", "`-n tasks-per-node=8`", "--ntasks-per-node=8"),
+        ("-ntasks-per-node 8", "-ntasks-per-node", "one dash", "--ntasks-per-node 8"),
+        ("-partition=gpu", "-partition=gpu", "`-p artition=gpu`", "--partition=gpu"),
+        ("-gres=gpu:8", "-gres=gpu:8", "unknown short option `-g`", "--gres=gpu:8"),
+        ("-time=10", "-time=10", "(--time with the value \"ime=10\"), which it rejects", "--time=10"),
+        ("-ntask-per-node=8", "-ntask-per-node=8", "one dash", "--ntasks-per-node=8"),
+    ],
+)
+def test_unknown_options_and_their_fix(header, underlined, fragment, fixed):
+    text = job(header)
+    (diagnostic,) = lint_text(text, ["SBL005"])
+    data = text.encode()
+    assert data[diagnostic.span.start : diagnostic.span.end].decode() == underlined
+    assert fragment in diagnostic.message
+    assert fix_text(text, ["SBL005"]) == text  # unsafe only
+    assert fix_text(text, ["SBL005"], unsafe=True) == job(fixed)
+
+
+@pytest.mark.parametrize(
+    "header,fragment",
+    [
+        ("--cpus-per=4", "ambiguous abbreviation (`--cpus-per-gpu`, `--cpus-per-task`)"),
+        ("--kill-on-bad-exit=1", "is an srun option"),
+        ("--cpu-bind=cores", "is an srun option"),
+        ("-g 8", "invalid option -- 'g'"),
+        ("-Hz", "`-H -z`"),
+        ("--job-name my job", "Invalid directive found in batch script: job"),
+        ("--exclusive user", "Invalid directive found in batch script: user"),
+        ("--mail-user=<your e-mail>", "Invalid directive found in batch script: e-mail>"),
+    ],
+)
+def test_rejected_words_without_a_fix(header, fragment):
+    diagnostics = lint_text(job(header), ["SBL005"])
+    assert len(diagnostics) == 1 and fragment in diagnostics[0].message
+    assert diagnostics[0].fix is None
+
+
+def test_a_stray_value_of_a_reported_option_is_not_reported_twice():
+    assert codes_of(job("--ntask-per-node 8", "-g 8"), ["SBL005"]) == ["SBL005", "SBL005"]
+
+
+def test_help_for_an_optional_value_written_apart():
+    (diagnostic,) = lint_text(job("--exclusive user"), ["SBL005"])
+    assert diagnostic.help == "an optional value must be attached: `--exclusive=user`"
+
+
+def test_one_dash_reading():
+    from sbatchlint.model.header import parse_header
+    from sbatchlint.source import Source
+
+    def first(word):
+        return parse_header(Source(f"#SBATCH {word}\n".encode())).directives[0]
+
+    assert one_dash_long(first("-ntasks-per-node=8")) == "ntasks-per-node"
+    assert one_dash_long(first("-nodes")) == "nodes"
+    assert one_dash_long(first("-Jtraining")) is None
+    assert one_dash_long(first("-N2")) is None
+    assert one_dash_long(first("-N=2")) is None
+    assert read_as_short("-verbose") == ("-v -e rbose", False)
+    assert read_as_short("-nodes=2") == ("-n odes=2", True)
+
+
+def test_late_directives_are_checked_for_spelling_too():
+    # sbatch ignores the late line today (SBL003); once it is moved up it must be valid.
+    text = "#!/bin/bash\n#SBATCH --nodes=1\nset -e\n#SBATCH --ntask-per-node=8 --time=1:2:3:4\nsrun hostname\n"
+    assert codes_of(text) == ["SBL005", "SBL006"]
+
+
+# -- SBL006 -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "header,underlined,fragment",
+    [
+        ("--nodes=two", "two", "not a valid node count"),
+        ("-N 0", "0", "at least one node"),
+        ("--mem=16GiB", "16GiB", "--mem"),
+        ("--gres=gpu:a100:x", "gpu:a100:x", "--gres"),
+        ("--array=1-", "1-", "--array"),
+        ("--exclusive=yes", "yes", "--exclusive"),
+        ("-N=2", "=2", 'gives --nodes the value "=2" and rejects it'),
+        ("-o=train.log", "=train.log", 'gives --output the value "=train.log"'),
+        ("--nodes=$NNODES", "$NNODES", "does not expand variables"),
+        ("--gpus-per-node=${GPUS}", "${GPUS}", "sbatch rejects it"),
+        ("--output=$HOME/logs/x.out", "$HOME/logs/x.out", "is used literally"),
+        ("--container-image=$IMAGE", "$IMAGE", "is used literally"),
+        ("--hold=1", "--hold=1", "takes no value"),
+    ],
+)
+def test_invalid_values(header, underlined, fragment):
+    text = job(header)
+    (diagnostic,) = lint_text(text, ["SBL006"])
+    assert text.encode()[diagnostic.span.start : diagnostic.span.end].decode() == underlined
+    assert fragment in diagnostic.message
+
+
+def test_missing_value():
+    (last,) = lint_text(job("--nodes=2 --time"), ["SBL006"])
+    assert "requires an argument" in last.message
+    (middle,) = lint_text(job("--time", "--nodes=2"), ["SBL006"])
+    assert "takes the next word" in middle.message
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["--job-name=$RUN", "--comment=${USER}", "-N 1-4", "--nodes=2,4,8", "--time=UNLIMITED", "--mem=0",
+     "--gres=gpu:a100:4", "--array=[0-3]%2", "--exclusive=topo", "--exclusive", "-t 90"],
+)
+def test_valid_values(header):
+    assert codes_of(job(header), ["SBL006"]) == []
+
+
+# -- SBL007 -------------------------------------------------------------------------------------
+def test_header_container_image_keeps_the_header_and_adds_to_steps():
+    text = job(
+        "--nodes=2",
+        "--container-image=nvcr.io\\#nvidia/pytorch:25.01-py3",
+        "--container-mounts=/lustre:/lustre",
+        body="python prepare.py\nsrun --container-image=nvcr.io#nvidia/pytorch:25.01-py3 python train.py\n",
+    )
+    assert found(text) == [("SBL007", 4, "--container-mounts=/lustre:/lustre")]
+    fixed = fix_text(text, OURS)
+    assert fixed == text.replace("srun --container", "srun --container-mounts=/lustre:/lustre --container")
+
+
+def test_container_options_already_on_the_step_are_not_reported():
+    text = job(
+        "--container-mounts=/data:/data --container-remap-root",
+        body="srun --container-image=img --container-mounts=/scratch:/scratch,/data:/data "
+        "--no-container-remap-root python x.py\n",
+    )
+    assert codes_of(text, ["SBL007"]) == []
+
+
+def test_no_containerized_step_no_finding():
+    text = job("--container-mounts=/data:/data", body="srun python x.py\n")
+    assert codes_of(text, ["SBL007"]) == []
+
+
+def test_no_fix_when_the_value_would_change_meaning_in_the_shell():
+    text = job("--container-env=HF_HOME,$EXTRA", body="srun --container-image=img python x.py\n")
+    (diagnostic,) = lint_text(text, ["SBL007"])
+    assert diagnostic.fix is None
+
+
+def test_truncated_image_is_escaped_first_then_moved():
+    text = job(
+        "--nodes=1",
+        "--container-mounts=/lustre/a#b:/lustre/a#b",
+        body="srun --container-image=img python x.py\n",
+    )
+    (moved,) = lint_text(text, ["SBL007"])
+    assert moved.fix is None  # never move a value sbatch truncated
+    fixed = fix_text(text, OURS)
+    assert fixed == job("--nodes=1", body="srun --container-mounts=/lustre/a#b:/lustre/a#b --container-image=img python x.py\n")
+
+
+# -- SBL008 -------------------------------------------------------------------------------------
+def test_duplicates_across_spellings():
+    text = job("-N 2 --time=60", "--nodes=4", "--time=1:00:00", "--tasks-per-node=8", "--ntasks-per-node=4")
+    assert found(text, ["SBL008"]) == [
+        ("SBL008", 2, "-N 2"),
+        ("SBL008", 2, "--time=60"),
+        ("SBL008", 5, "--tasks-per-node=8"),
+    ]
+    assert "on line 3" in lint_text(text, ["SBL008"])[0].message
+
+
+def test_same_value_flags_and_accumulating_options_are_not_duplicates():
+    text = job("-N 2", "--nodes=2", "--exclusive", "--exclusive", "-v -v",
+               "--container-mounts=/a:/a", "--container-mounts=/b:/b", "--mail-type=BEGIN", "--mail-type=END")
+    assert codes_of(text, ["SBL008"]) == []
+
+
+def test_pyxis_single_value_options_twice_are_refused():
+    (diagnostic,) = lint_text(job("--container-workdir=/a", "--container-workdir=/b"), ["SBL008"])
+    assert "pyxis refuses the job" in diagnostic.message
+
+
+def test_late_duplicate_is_not_an_override():
+    text = "#!/bin/bash\n#SBATCH --nodes=2\nset -e\n#SBATCH --nodes=4\nsrun hostname\n"
+    assert codes_of(text, ["SBL008"]) == []
+
+
+# -- SBL009 -------------------------------------------------------------------------------------
+def test_unquoted_placeholder_is_read_as_redirections():
+    text = job("--nodes=1", body="srun --account=<YOUR_ACCOUNT> python train.py\n")
+    (diagnostic,) = lint_text(text, ["SBL009"])
+    assert text.encode()[diagnostic.span.start : diagnostic.span.end] == b"<YOUR_ACCOUNT>"
+    assert "redirections" in diagnostic.message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "sort <input.txt >sorted.txt\n",
+        "wc -l <in >out\n",
+        "python x.py --eos '</s>' --pad \"<pad>\" --bos \"<|begin_of_text|>\"\n",
+        "X=$(cat <file)\n",
+        "(( a < b )) && echo yes\n",
+        "# ACCOUNT=<YOUR_ACCOUNT>\n",
+        "printf 'fill in %s\\n' '<YOUR_ACCOUNT>'\n",
+        "mktemp -d /tmp/runXXXXXX\n",
+        "export YOUR_VAR_NAME=1\necho $YOUR_VAR_NAME\n",
+    ],
+)
+def test_not_placeholders(body):
+    assert codes_of(job("--nodes=1", body=body), ["SBL009"]) == []
+
+
+@pytest.mark.parametrize(
+    "body,placeholder",
+    [
+        ("ACCOUNT=your_account_here\n", "your_account_here"),
+        ("export PROJECT=CHANGE_ME\n", "CHANGE_ME"),
+        ('DATA="${DATA:-<SHARED_FS>/data}"\n', "<SHARED_FS>"),
+        ("srun bash -c \"cd <REPO_DIR> && python x.py\"\n", "<REPO_DIR>"),
+        ("srun python x.py --nodes $((<NNODES>))\n", "<NNODES>"),
+    ],
+)
+def test_placeholders_in_commands_and_assignments(body, placeholder):
+    assert [text for _, _, text in found(job("--nodes=1", body=body), ["SBL009"])] == [placeholder]
+
+
+# -- SBL010 -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "header,body",
+    [
+        ("--output=logs/%j.out", "mkdir -p logs\n"),
+        ("--error=./logs/err_%j.txt", "mkdir logs\n"),
+        ("--output=logs/%j.out", "LOGDIR=logs\nmkdir -p \"$LOGDIR\"\n"),
+        ("--output=logs/%j.out", "mkdir -p \"$SLURM_SUBMIT_DIR/logs\"\n"),
+        ("--output=logs/%j.out", "mkdir -p logs/tensorboard\n"),
+        ("--output=/lustre/u/logs/%x/%j.out", "mkdir -p /lustre/u/logs/${SLURM_JOB_NAME}\n"),
+        ("--output=out/%j.log --chdir=/lustre/run", "mkdir -p /lustre/run/out\n"),
+        ("--output=logs/%j.out", "srun --ntasks=1 mkdir -p logs\n"),
+    ],
+)
+def test_log_directory_created_by_the_job(header, body):
+    assert codes_of(job(header, body=body + "srun hostname\n"), ["SBL010"]) == ["SBL010"]
+
+
+@pytest.mark.parametrize(
+    "header,body",
+    [
+        ("--output=%x_%j.out", "mkdir -p logs\n"),  # the log is in the submission directory
+        ("--output=logs/%j.out", "mkdir -p logs_old\n"),
+        ("--output=logs/%j.out", "cd /scratch/run\nmkdir -p logs\n"),  # another directory
+        ("--output=logs/%j.out", "mkdir logs/tensorboard\n"),  # without -p: logs must exist already
+        ("--output=logs/%j.out", "mkdir -p \"$HOME/logs\"\n"),
+        ("--output=logs/%j.out --chdir=/lustre/run", "mkdir -p \"$SLURM_SUBMIT_DIR/logs\"\n"),
+    ],
+)
+def test_log_directory_not_created_by_the_job(header, body):
+    assert codes_of(job(header, body=body + "srun hostname\n"), ["SBL010"]) == []
+
+
+# -- SBL011 -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "value,fixed",
+    [
+        ("train.log", "train_%j.log"),
+        ("out", "out_%j"),
+        ("logs/run.1.log", "logs/run.1_%j.log"),
+        ("%x.out", "%x_%j.out"),
+        ('"my logs/train.log"', '"my logs/train_%j.log"'),
+        ("'train.log'", "'train_%j.log'"),
+        ("logs/%%j.out", "logs/%%j_%j.out"),  # %% is a literal percent sign
+    ],
+)
+def test_log_without_job_id_gets_one(value, fixed):
+    text = job(f"--output={value}")
+    assert codes_of(text, ["SBL011"]) == ["SBL011"]
+    assert fix_text(text, ["SBL011"]) == text
+    assert fix_text(text, ["SBL011"], unsafe=True) == job(f"--output={fixed}")
+
+
+@pytest.mark.parametrize("value", ["/dev/null", "none", "logs/%x_%j.out", "%J.log", "slurm-%A.out", "logs/"])
+def test_log_names_left_alone(value):
+    assert codes_of(job(f"--output={value}"), ["SBL011"]) == []
+
+
+# -- SBL012 -------------------------------------------------------------------------------------
+def test_hash_drops_the_rest_of_the_line():
+    text = job("--container-image=nvcr.io#nvidia/pytorch:25.01-py3 --nodes=2")
+    (diagnostic,) = lint_text(text, ["SBL012"])
+    assert 'sbatch reads "nvcr.io"' in diagnostic.message
+    assert "(`--nodes=2`)" in diagnostic.message
+    assert text.encode()[diagnostic.span.start : diagnostic.span.end] == b"#nvidia/pytorch:25.01-py3"
+    assert fix_text(text, ["SBL012"]) == job("--container-image=nvcr.io\\#nvidia/pytorch:25.01-py3 --nodes=2")
+
+
+@pytest.mark.parametrize("header", ["--nodes=2 # comment", "--job-name=a\\#b", '--comment="run #4"', "#--nodes=2"])
+def test_hash_that_sbatch_reads_as_meant(header):
+    assert codes_of(job(header), ["SBL012"]) == []
+
+
+# -- SBL013 -------------------------------------------------------------------------------------
+def test_crlf_reported_once_with_a_count():
+    text = "#!/bin/bash\r\n#SBATCH --nodes=1\r\nsrun hostname\nexit 0\r\n"
+    (diagnostic,) = lint_text(text, ["SBL013"])
+    assert diagnostic.span.start == len("#!/bin/bash")
+    assert "on 3 lines" in diagnostic.message
+    assert fix_text(text, ["SBL013"]) == "#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\nexit 0\n"
+
+
+def test_a_lone_carriage_return_is_not_a_dos_line_break():
+    assert codes_of("#!/bin/bash\n#SBATCH --nodes=1\nprintf 'a\rb\\n'\n", ["SBL013"]) == []
+
+
+@pytest.mark.parametrize("name", ["legacy_torchrun_broken.sh", "pyxis_header.sh", "array_sweep.sh"])
+def test_crlf_copy_has_the_same_findings_and_fixes_to_the_same_text(name):
+    lf = fixture(name)
+    crlf = lf.replace("\n", "\r\n")
+    expected = [f for f in found(lf)]
+    got = [f for f in found(crlf) if f[0] != "SBL013"]
+    assert [(c, l, t) for c, l, t in got] == expected
+    assert found(crlf)[0][0] == "SBL013" or "SBL013" in codes_of(crlf)
+    for unsafe in (False, True):
+        fixed_lf = fix_text(lf, OURS, unsafe=unsafe)
+        assert fix_text(crlf, OURS, unsafe=unsafe) == fixed_lf
+        assert fix_text(fixed_lf, OURS, unsafe=True) == fix_text(fixed_lf, OURS, unsafe=True)
+
+
+# -- from the command line ----------------------------------------------------------------------
+def test_cli_fix_writes_safe_fixes_only(tmp_path):
+    path = tmp_path / "job.sh"
+    source = fixture("legacy_torchrun_broken.sh").replace("\n", "\r\n")
+    path.write_bytes(source.encode())
+    result = CliRunner().invoke(main, ["--fix", "--select", "SBL0", str(path)], catch_exceptions=False)
+    assert result.exit_code == 1  # findings without a safe fix remain
+    data = path.read_bytes()
+    assert b"\r\n" not in data
+    assert b"--job-name=gpt-pretrain\\#v2 --nodes=4\n" in data
+    assert b"-ntasks-per-node=1\n" in data  # SBL005's fix is unsafe
+    assert b"--output=logs/pretrain.log\n" in data  # so is SBL011's
+    again = CliRunner().invoke(main, ["--fix", "--select", "SBL0", str(path)], catch_exceptions=False)
+    assert path.read_bytes() == data and again.exit_code == 1
+
+
+def test_cli_diff_and_unsafe_fixes(tmp_path):
+    path = tmp_path / "job.sh"
+    path.write_text(job("-ntasks-per-node=8 --output=train.log"))
+    diff = CliRunner().invoke(main, ["--diff", "--unsafe-fixes", str(path)], catch_exceptions=False)
+    assert "+#SBATCH --ntasks-per-node=8 --output=train_%j.log" in diff.output
+    assert path.read_text() == job("-ntasks-per-node=8 --output=train.log")
+    CliRunner().invoke(main, ["--unsafe-fixes", str(path)], catch_exceptions=False)
+    assert path.read_text() == job("--ntasks-per-node=8 --output=train_%j.log")
+
+
+def test_cli_concise_output_names_the_rule(tmp_path):
+    path = tmp_path / "job.sh"
+    path.write_text(job("--nodes=$NNODES"))
+    result = CliRunner().invoke(main, ["--output-format", "concise", str(path)], catch_exceptions=False)
+    assert re.search(r"job\.sh:2:17: SBL006 sbatch does not expand variables", result.output)
