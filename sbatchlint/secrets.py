@@ -826,11 +826,17 @@ def secret_variables(script: "Script") -> Set[str]:
 
 def _secret_variables(script: "Script") -> Set[str]:
     names = {name for name in script.values.assignments if is_secret_name(name)}
-    for secret in scan(script):
-        if secret.site in ("assignment", "token") and secret.live:
-            for name, assignments in script.values.assignments.items():
-                if any(a.span.contains(secret.span) for a in assignments):
-                    names.add(name)
+    spans = {secret.span for secret in scan(script) if secret.live}
+    for name, assignments in script.values.assignments.items():
+        for assignment in assignments:
+            node = assignment.value_node
+            if node is None:
+                continue
+            start, end = node.start_byte, node.end_byte
+            if node.type in ("string", "raw_string"):
+                start, end = start + 1, end - 1
+            if Span(start, end) in spans:  # the whole value is a credential
+                names.add(name)
     return names
 
 
@@ -879,8 +885,10 @@ def redact(text: str, values: Sequence[str] = ()) -> str:
     covered = bytearray(len(text))
     windows: Dict[int, Set[str]] = {}
     for value in secrets:
-        size = min(FRAGMENT, len(value))
-        windows.setdefault(size, set()).update(value[i : i + size] for i in range(len(value) - size + 1))
+        body = _KNOWN_PREFIX.sub("", value)  # "github_pat_" alone is no secret
+        size = min(FRAGMENT, len(body))
+        if size >= 4:
+            windows.setdefault(size, set()).update(body[i : i + size] for i in range(len(body) - size + 1))
     for size, fragments in windows.items():
         for i in range(len(text) - size + 1):
             if text[i : i + size] in fragments:

@@ -1,0 +1,404 @@
+"""Secrets: what SBL401–SBL403 report and what they must not, the fixes, and redaction end to end.
+
+Every token here is FAKE, generated from a repeated pattern so that it has a real credential's
+shape without being one.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from lintutil import fix_text, lint_text
+from sbatchlint import secrets
+from sbatchlint.source import Source
+
+HF = "hf_" + "A1b2" * 9
+GH = "ghp_" + "Zz9Y" * 9
+GHO = "gho_" + "Qq7W" * 9
+GH_FINE = "github_pat_" + "11AB" * 6 + "_" + "cD3e" * 15
+AWS = "AKIA" + "Q7RT" * 4
+AWS_SECRET = "wJal" + "rX9/" * 9
+OPENAI = "sk-proj-" + "Ab3d" * 12
+WANDB = "0a1b2c3d4e" * 4
+PASSWORD = "Tr0ub4dor-" + "x7Q"
+
+HEAD = "#!/bin/bash\n#SBATCH --nodes=1\n"
+REF = "${%s:?set %s in the environment before sbatch}"
+
+
+def ref(name: str) -> str:
+    return REF % (name, name)
+
+
+def found(body: str, code: str):
+    return [d for d in lint_text(HEAD + body, [code]) if d.code == code]
+
+
+# -- SBL401 hardcoded-secret ---------------------------------------------------------------------
+
+FIRES = [
+    ("export HF_TOKEN=%s\n" % HF, "Hugging Face token"),
+    ("declare -x GH_TOKEN='%s'\n" % GH, "GitHub token"),
+    ('GITHUB_TOKEN="%s"\n' % GH_FINE, "GitHub fine-grained token"),
+    ("git clone https://me:%s@github.com/org/repo.git\n" % GHO, "GitHub token"),
+    ("export AWS_ACCESS_KEY_ID=%s\n" % AWS, "AWS access key"),
+    ("export AWS_SECRET_ACCESS_KEY=%s\n" % AWS_SECRET, "AWS secret access key"),
+    ("OPENAI_API_KEY=%s\n" % OPENAI, "OpenAI-style API key"),
+    ("export WANDB_API_KEY=%s\n" % WANDB, "W&B API key"),
+    ("wandb login %s\n" % WANDB, "W&B API key"),
+    ("wandb login --relogin %s\n" % WANDB, "W&B API key"),
+    ("HF_TOKEN=%s python fetch.py\n" % HF, "Hugging Face token"),
+    ("env WANDB_API_KEY=%s python train.py\n" % WANDB, "W&B API key"),
+    ("srun --export=ALL,HF_TOKEN=%s python fetch.py\n" % HF, "Hugging Face token"),
+    ("sbatch --export=ALL,MY_SERVICE_TOKEN=q8Zr0pLm4kTw next.sh\n", "token"),
+    ("srun bash -c \"HF_TOKEN=%s python fetch.py\"\n" % HF, "Hugging Face token"),
+    ("srun bash -c \"export MY_API_KEY=abcd1234efgh; python fetch.py\"\n", "API key"),
+    ("DB_PASSWORD=%s\n" % PASSWORD, "password"),
+    ("CLIENT_SECRET='q8Zr0pLm'\n", "secret"),
+    ("python upload.py --hf-token %s\n" % HF, "Hugging Face token"),
+    ("python upload.py --api-key=abcdef123456\n", "API key"),
+    ("HF_TOKEN=${HF_TOKEN:-%s}\n" % HF, "Hugging Face token"),
+    ("python train.py logger.wandb.api_key=%s\n" % WANDB, "API key"),
+    ("cat > ~/.netrc <<EOF\nmachine hub password %s\nEOF\n" % HF, "Hugging Face token"),
+]
+
+
+@pytest.mark.parametrize("body,kind", FIRES, ids=[f"fires{i}" for i in range(len(FIRES))])
+def test_hardcoded_secret_fires(body, kind):
+    diagnostics = found(body, "SBL401")
+    assert len(diagnostics) == 1, [d.message for d in diagnostics]
+    assert kind in diagnostics[0].message
+    for token in (HF, GH, GHO, GH_FINE, AWS, AWS_SECRET, OPENAI, WANDB, PASSWORD):
+        assert token not in diagnostics[0].message
+        assert token not in (diagnostics[0].help or "")
+        if diagnostics[0].fix is not None:
+            assert token not in diagnostics[0].fix.description
+
+
+SILENT = [
+    "HF_TOKEN=hf_your_token_here\n",
+    'HF_TOKEN="<YOUR_HF_TOKEN>"\n',
+    "WANDB_API_KEY=changeme\n",
+    "HF_TOKEN=xxxxxxxxxxxxxxxxxxxx\n",
+    "HF_TOKEN=hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+    "API_KEY='***'\n",
+    "HF_TOKEN=\n",
+    'HF_TOKEN=""\n',
+    "HF_TOKEN=$HUGGING_FACE_HUB_TOKEN\n",
+    "export HF_TOKEN=${HF_TOKEN:?set HF_TOKEN before sbatch}\n",
+    "export HF_TOKEN=$(cat ~/.cache/huggingface/token)\n",
+    "wandb login\n",
+    'wandb login "$WANDB_API_KEY"\n',
+    "# export HF_TOKEN=%s\n" % HF,
+    "# wandb login %s\n" % WANDB,
+    "echo done  # old key: %s\n" % GH,
+    'PAD_TOKEN="[PAD]"\nEOS_TOKEN="</s>"\n',
+    "MAX_TOKEN=512\n",
+    "HF_TOKEN_PATH=/run/secrets/hf_token\nSECRET_FILE=~/.secret\n",
+    "PASSWORD_LENGTH=16\n",
+    "USE_AUTH_TOKEN=true\n",
+    "TOKENIZER=meta-llama/Llama-3.1-8B\n",
+    "python train.py --pad-token '<pad>' --max-new-tokens 512\n",
+    "git checkout %s\n" % WANDB,  # a commit hash has the W&B key's shape but no context
+    "srun --export=ALL,HF_TOKEN python fetch.py\n",
+    "srun --container-image=img --container-env=HF_TOKEN,WANDB_API_KEY python fetch.py\n",
+    "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n",
+]
+
+
+@pytest.mark.parametrize("body", SILENT, ids=[f"silent{i}" for i in range(len(SILENT))])
+def test_hardcoded_secret_silent(body):
+    assert not found(body, "SBL401"), [d.message for d in found(body, "SBL401")]
+
+
+def test_commented_secret_is_still_redacted():
+    source = Source((HEAD + "# export HF_TOKEN=%s\n# wandb login %s\nsrun hostname\n" % (HF, WANDB)).encode())
+    values = secrets.values(source)
+    assert HF in values and WANDB in values
+    assert not [s for s in secrets.find(source) if s.live]
+
+
+FIXES = [
+    ("export HF_TOKEN=%s\n" % HF, "export HF_TOKEN=%s\n" % ref("HF_TOKEN")),
+    ("export HF_TOKEN='%s'\n" % HF, 'export HF_TOKEN="%s"\n' % ref("HF_TOKEN")),
+    ("AUTH='Bearer %s'\n" % HF, "AUTH='Bearer '\"%s\"\n" % ref("HF_TOKEN")),
+    ("HF_TOKEN=${HF_TOKEN:-%s}\n" % HF, "HF_TOKEN=%s\n" % ref("HF_TOKEN")),
+    ("python upload.py --token %s\n" % HF, 'python upload.py --token "%s"\n' % ref("HF_TOKEN")),
+    ("wandb login %s\n" % WANDB, "wandb login\n"),
+    ('wandb login --relogin "%s" && echo ok\n' % WANDB, "wandb login && echo ok\n"),
+    ("srun --export=ALL,HF_TOKEN=%s python fetch.py\n" % HF, "srun --export=ALL,HF_TOKEN python fetch.py\n"),
+    ("#SBATCH --export=ALL,HF_TOKEN=%s\nsrun hostname\n" % HF, None),  # see test below
+    (
+        'srun bash -c "python fetch.py --token %s"\n' % HF,
+        'srun bash -c "python fetch.py --token \\%s"\n' % ref("HF_TOKEN"),
+    ),
+    (
+        "srun bash -c 'python fetch.py --token %s'\n" % HF,
+        "srun bash -c 'python fetch.py --token %s'\n" % ref("HF_TOKEN"),
+    ),
+    ('srun bash -c "wandb login %s && python train.py"\n' % WANDB, 'srun bash -c "wandb login && python train.py"\n'),
+]
+
+
+@pytest.mark.parametrize("body,fixed", [f for f in FIXES if f[1] is not None], ids=lambda v: "")
+def test_hardcoded_secret_fix(body, fixed):
+    assert fix_text(HEAD + body, ["SBL401"]) == HEAD + body, "the fix is unsafe"
+    after = fix_text(HEAD + body, ["SBL401"], unsafe=True)
+    assert after == HEAD + fixed
+    assert not found(fixed, "SBL401")
+
+
+def test_directive_export_fix_drops_the_value():
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --export=ALL,HF_TOKEN=%s\nsrun hostname\n" % HF
+    assert fix_text(text, ["SBL401"], unsafe=True) == "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --export=ALL,HF_TOKEN\nsrun hostname\n"
+
+
+def test_no_fix_where_a_reference_cannot_work():
+    # inside single quotes at the task's level, ${…} would never expand
+    body = "srun bash -c \"python -c 'print(1)' --x '%s'\"\n" % HF
+    diagnostics = found(body, "SBL401")
+    assert len(diagnostics) == 1 and diagnostics[0].fix is None
+
+
+# -- SBL402 secret-expanded-into-command ------------------------------------------------------------
+
+
+def test_string_expansion_is_escaped():
+    body = 'CMD="python fetch.py --token $HF_TOKEN"\nsrun bash -c "$CMD"\n'
+    diagnostics = found(body, "SBL402")
+    assert len(diagnostics) == 1 and diagnostics[0].fix is not None
+    assert diagnostics[0].fix.applicability.value == "safe"
+    assert fix_text(HEAD + body, ["SBL402"]) == HEAD + 'CMD="python fetch.py --token \\$HF_TOKEN"\nsrun bash -c "$CMD"\n'
+
+
+def test_direct_bash_c_argument():
+    body = 'srun bash -lc "huggingface-cli download org/m --token ${HF_TOKEN}"\n'
+    assert fix_text(HEAD + body, ["SBL402"]) == HEAD + 'srun bash -lc "huggingface-cli download org/m --token \\${HF_TOKEN}"\n'
+    body = 'bash -c "curl -H \'Authorization: $GH_TOKEN\' https://example.org"\n'
+    assert len(found(body, "SBL402")) == 1
+
+
+def test_not_exported_means_no_fix_and_says_so():
+    body = 'HF_TOKEN=$(cat ~/.hf)\nsrun bash -c "python fetch.py --token $HF_TOKEN"\n'
+    (diagnostic,) = found(body, "SBL402")
+    assert diagnostic.fix is None and "export it first" in diagnostic.message
+    exported = 'export HF_TOKEN=$(cat ~/.hf)\nsrun bash -c "python fetch.py --token $HF_TOKEN"\n'
+    (diagnostic,) = found(exported, "SBL402")
+    assert diagnostic.fix is not None
+
+
+def test_step_export_list_without_the_variable_means_no_fix():
+    body = 'srun --export=NONE bash -c "python fetch.py --token $HF_TOKEN"\n'
+    (diagnostic,) = found(body, "SBL402")
+    assert diagnostic.fix is None and "--export" in diagnostic.message
+
+
+def test_single_quotes_at_task_level_mean_no_fix():
+    body = "srun bash -c \"python -c 'import sys' --t '$WANDB_API_KEY'\"\n"
+    (diagnostic,) = found(body, "SBL402")
+    assert diagnostic.fix is None
+
+
+def test_step_command_line_and_export_option():
+    (diagnostic,) = found('srun python fetch.py --token "$HF_TOKEN"\n', "SBL402")
+    assert diagnostic.fix is None and "srun command line" in diagnostic.message
+    body = "srun --export=ALL,HF_TOKEN=$HF_TOKEN python fetch.py\n"
+    assert fix_text(HEAD + body, ["SBL402"]) == HEAD + "srun --export=ALL,HF_TOKEN python fetch.py\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'echo "token is $HF_TOKEN"\n',
+        "printf '%s\\n' \"$WANDB_API_KEY\"\n",
+        'echo "$HF_TOKEN" >&2\n',
+        'srun bash -c "echo \\$HF_TOKEN"\n',
+        "MY_KEY=%s\necho $MY_KEY\n" % HF,
+    ],
+)
+def test_echo_fires(body):
+    assert found(body, "SBL402")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'echo "$HF_TOKEN" > "$HOME/.hf_token"\n',
+        'echo "$GH_TOKEN" | gh auth login --with-token\n',
+        'echo "token set: ${HF_TOKEN:+yes}, ${#HF_TOKEN} characters"\n',
+        'N=$(echo "$HF_TOKEN" | wc -c)\n',
+        'srun bash -c "python fetch.py --token \\$HF_TOKEN"\n',
+        "srun --container-image=img --container-env=HF_TOKEN python fetch.py\n",
+        "srun --export=ALL,HF_TOKEN python fetch.py\n",
+        'echo "$HF_HOME $TOKENIZER_DIR"\n',
+        'huggingface-cli login --token "$HF_TOKEN"\n',
+    ],
+)
+def test_secret_use_silent(body):
+    assert not found(body, "SBL402"), [d.message for d in found(body, "SBL402")]
+
+
+def test_echo_fix_removes_the_line():
+    body = 'echo "token is $HF_TOKEN"\nsrun hostname\n'
+    assert fix_text(HEAD + body, ["SBL402"], unsafe=True) == HEAD + "srun hostname\n"
+    assert fix_text(HEAD + body, ["SBL402"]) == HEAD + body
+
+
+# -- SBL403 xtrace-with-secrets ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        HEAD + 'set -x\nhuggingface-cli login --token "$HF_TOKEN"\n',
+        HEAD + 'set -euxo pipefail\nexport WANDB_API_KEY=$(cat ~/.wandb)\n',
+        HEAD + 'set -o xtrace\nif [[ -n "$GH_TOKEN" ]]; then gh auth status; fi\n',
+        "#!/bin/bash -ex\n#SBATCH --nodes=1\ncurl -H \"Authorization: Bearer $MY_API_KEY\" https://example.org\n",
+        HEAD + 'srun bash -x -c "huggingface-cli login --token \\$HF_TOKEN"\n',
+        HEAD + 'srun bash -c "set -x; python fetch.py --token \\$HF_TOKEN"\n',
+        HEAD + 'CMD="python fetch.py --token $HF_TOKEN"\nset -x\nsrun bash -c "$CMD"\n',
+    ],
+)
+def test_xtrace_fires(text):
+    diagnostics = [d for d in lint_text(text, ["SBL403"]) if d.code == "SBL403"]
+    assert len(diagnostics) == 1, [d.message for d in diagnostics]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        HEAD + 'set -euo pipefail\nhuggingface-cli login --token "$HF_TOKEN"\n',
+        HEAD + 'set -x\nset +x\nhuggingface-cli login --token "$HF_TOKEN"\nset -x\nsrun hostname\n',
+        HEAD + 'huggingface-cli login --token "$HF_TOKEN"\nset -x\nsrun hostname\n',
+        HEAD + 'set -x\necho "token set: ${HF_TOKEN:+yes}"\n',
+        HEAD + 'set -x\ncat > env.sh <<EOF\nexport HF_TOKEN=$HF_TOKEN\nEOF\n',
+        HEAD + 'srun bash -x -c "python fetch.py"\n',
+        HEAD + 'srun bash -c "set -x; set +x; python fetch.py --token \\$HF_TOKEN"\n',
+    ],
+)
+def test_xtrace_silent(text):
+    assert not [d for d in lint_text(text, ["SBL403"]) if d.code == "SBL403"]
+
+
+def test_xtrace_reports_once_per_variable_and_region():
+    text = HEAD + 'set -x\nA="$HF_TOKEN"\nB="$HF_TOKEN"\nC="$WANDB_API_KEY"\nset +x\nset -x\nD="$HF_TOKEN"\n'
+    assert len([d for d in lint_text(text, ["SBL403"]) if d.code == "SBL403"]) == 3
+
+
+# -- redaction -----------------------------------------------------------------------------------------
+
+
+def test_mask_and_redact():
+    assert secrets.mask(HF) == "hf_…"
+    text = f"token {HF} and half of it {HF[:20]} and a shape {GH}"
+    redacted = secrets.redact(text, [HF])
+    assert HF not in redacted and HF[:20] not in redacted and GH not in redacted
+    assert "hf_…" in redacted
+    assert secrets.redact("nothing here", [HF]) == "nothing here"
+
+
+def test_redacting_stream():
+    import io
+
+    buffer = io.StringIO()
+    stream = secrets.RedactingStream(buffer)
+    stream.remember([PASSWORD])
+    stream.write(f"a {PASSWORD} b\n")
+    assert PASSWORD not in buffer.getvalue() and "Tr0…" in buffer.getvalue()
+
+
+# -- end to end: the real command line never prints a secret ---------------------------------------------
+
+E2E_TOKENS = [HF, GH, WANDB, AWS, OPENAI, PASSWORD, GH_FINE]
+E2E_SCRIPT = f"""#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --export=ALL,GH_TOKEN={GH}
+set -x
+export HF_TOKEN={HF}
+export DB_PASSWORD='{PASSWORD}'
+# export OLD_TOKEN={GH_FINE}
+# AWS key for the bucket: {AWS}
+wandb login {WANDB}
+echo "using $HF_TOKEN"
+CMD="python train.py --openai-key {OPENAI} --token $HF_TOKEN"
+srun bash -c "$CMD --hub-token {HF}"
+"""
+
+
+def _output_formats():
+    from sbatchlint.cli import check
+
+    option = next(p for p in check.params if p.name == "output_format")
+    return list(option.type.choices)
+
+
+def _run(args, cwd):
+    env = dict(os.environ)
+    env.pop("FORCE_COLOR", None)
+    done = subprocess.run([sys.executable, "-m", "sbatchlint", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
+    return done
+
+
+def _assert_clean(done, label):
+    for stream_name, text in (("stdout", done.stdout), ("stderr", done.stderr)):
+        for token in E2E_TOKENS:
+            assert token not in text, f"{label}: {stream_name} shows a secret"
+            assert token[3:15] not in text, f"{label}: {stream_name} shows part of a secret"
+    assert "Traceback" not in done.stderr, f"{label}: {done.stderr[-2000:]}"
+
+
+def test_no_output_ever_shows_a_secret(tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text(E2E_SCRIPT)
+    assert {d.code for d in lint_text(E2E_SCRIPT)} >= {"SBL401", "SBL402", "SBL403"}
+    shown_masked = False
+    formats = _output_formats()
+    assert {"text", "concise", "json"} <= set(formats)
+    for output_format in formats:
+        done = _run([str(script), "--output-format", output_format], tmp_path)
+        assert done.returncode in (0, 1), (output_format, done.stderr[-2000:])
+        _assert_clean(done, output_format)
+        shown_masked = shown_masked or "hf_…" in done.stdout
+    assert shown_masked, "the masked form appears in no output"
+    for extra in (["--diff"], ["--diff", "--unsafe-fixes"], ["--statistics"], ["--select", "SBL4", "-q"]):
+        done = _run([str(script), *extra], tmp_path)
+        _assert_clean(done, " ".join(extra))
+    done = _run([str(script), "--diff", "--unsafe-fixes"], tmp_path)
+    assert "hf_…" in done.stdout  # the diff shows the removed line, masked
+    for extra in (["--fix"], ["--fix", "--unsafe-fixes"]):
+        copy = tmp_path / ("copy%d.sh" % len(extra))
+        shutil.copy(script, copy)
+        for output_format in formats:
+            shutil.copy(script, copy)
+            done = _run([str(copy), *extra, "--output-format", output_format], tmp_path)
+            _assert_clean(done, " ".join(extra) + " " + output_format)
+    # the fixed file no longer holds the live credentials (the commented ones stay, masked in output)
+    fixed = (tmp_path / "copy2.sh").read_text()
+    for token in (HF, GH, WANDB, OPENAI, PASSWORD):
+        assert token not in fixed
+    # stdin, explain, rules
+    done = subprocess.run([sys.executable, "-m", "sbatchlint", "-", "--stdin-filename", "job.sh"], input=E2E_SCRIPT,
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    _assert_clean(done, "stdin")
+    for args in (["explain", "SBL401"], ["explain", HF], ["rules"]):
+        _assert_clean(_run(args, tmp_path), " ".join(args[:1]))
+
+
+def test_an_internal_error_does_not_show_a_secret(monkeypatch, tmp_path):
+    from sbatchlint import runner
+    from sbatchlint.linter import Options
+
+    script = tmp_path / "job.sh"
+    script.write_text(E2E_SCRIPT)
+
+    def broken(source, options=None):
+        raise ValueError(f"cannot handle {HF}")
+
+    monkeypatch.setattr(runner, "lint", broken)
+    result = runner.run_job(runner.Job(str(script), "job.sh", Options()))
+    assert result.error and "internal error" in result.error and HF not in result.error
