@@ -1,0 +1,410 @@
+"""The batch/task boundary: which shell expands each ``$NAME`` that ends up in a step's task.
+
+A step's task command is expanded twice when it is a string run by the task's shell
+(``srun … bash -c "$CMD"``, ``srun bash <<EOF``): first by the batch shell, which runs once on the
+job's first node, then by every task's shell. This module answers, for every step:
+
+- ``early_expansions(script)``: the ``$NAME`` the *batch* shell expands into a task command, with
+  the source bytes of that ``$NAME`` (even when it sits in an assignment several ``CMD="$CMD …"``
+  links away), whether it lands in a string the task's shell runs or directly on the step's
+  command line, and whether escaping exactly that ``$`` (``\\$NAME``) would hand the expansion to
+  the task's shell without changing anything else (``escapable``).
+- ``late_expansions(script)``: the ``$NAME`` the *task's* shell expands itself (escaped ``\\$NAME``
+  or single-quoted in the batch script), minus the names the string assigns itself.
+- ``reaching_assignments`` and ``export_edit``: where a variable the task needs gets its value,
+  and the edit that exports it there.
+
+Both lists are memoised per script; rules (per-task variables, job variables, secrets, exports)
+pick the names they care about.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
+
+from tree_sitter import Node
+
+from .. import shell
+from ..diagnostics import Edit
+from ..shell import ancestors, node_span
+from ..source import Span
+from .values import CONDITIONAL_TYPES, Assignment, Piece, Value, Word
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .script import Script
+    from .steps import Command, Step
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Commands that only print their arguments: a command string shown in the log may change text.
+PRINTERS = frozenset({"echo", "printf"})
+# Quoting contexts (``Piece.quote``) in which a backslash before ``$`` makes it literal.
+BACKSLASH_QUOTES = frozenset({"", '"', "<<"})
+
+
+@dataclass
+class Occurrence:
+    """One place a batch-shell expansion lands in a step's task."""
+
+    step: "Step"
+    in_string: bool  # in a string the task's shell runs (else a word of the step's command line)
+    value: Value  # the string (or word) alternative it was found in
+    offset: int  # byte offset of its rendering ``${NAME}`` in ``value.text``
+    word: Word  # the word it lands in (``NAME=…`` for an environment prefix of the step)
+
+
+@dataclass
+class EarlyExpansion:
+    """A ``$NAME`` that the batch shell expands into a step's task command."""
+
+    name: str
+    site: Span  # the ``$NAME`` / ``${NAME…}`` bytes in the batch script
+    quote: str  # quoting context of the site (``Piece.quote``)
+    via: Tuple[Span, ...]  # expansion sites the value went through (``$CMD`` …), innermost last
+    holder: Optional[str]  # the variable whose assignment contains the site (``CMD``), if any
+    occurrences: List[Occurrence] = field(default_factory=list)
+    escapable: bool = False  # ``\\$`` at the site hands the expansion to every task's shell, nothing else
+    reason: str = ""  # why it is not escapable
+
+    @property
+    def steps(self) -> List["Step"]:
+        out: List["Step"] = []
+        for occurrence in self.occurrences:
+            if not any(step is occurrence.step for step in out):
+                out.append(occurrence.step)
+        return out
+
+    @property
+    def in_string(self) -> bool:
+        """Every occurrence is in a string the task's shell runs."""
+        return all(o.in_string for o in self.occurrences)
+
+    @property
+    def direct(self) -> List[Occurrence]:
+        return [o for o in self.occurrences if not o.in_string]
+
+    def escape(self) -> Edit:
+        """Insert a backslash before the ``$``."""
+        return Edit.insert(self.site.start, "\\")
+
+
+@dataclass
+class LateExpansion:
+    """A ``$NAME`` the task's shell expands itself (escaped or single-quoted in the batch script)."""
+
+    name: str
+    site: Span  # the ``\\$NAME`` / ``$NAME`` bytes in the batch script
+    step: "Step"
+    command: "Command"
+
+
+# -- early expansions ---------------------------------------------------------------------------
+def early_expansions(script: "Script") -> List[EarlyExpansion]:
+    """Every named batch-shell expansion in a task command, one per source site, in source order."""
+    return script.derived("boundary.early", _early)
+
+
+def _early(script: "Script") -> List[EarlyExpansion]:
+    found: Dict[Tuple[int, int], EarlyExpansion] = {}
+    data = script.data
+    for step in script.steps:
+        for word, in_string in _task_words(step):
+            for value in _alternatives(word):
+                for offset, piece in _named_unknowns(value):
+                    if not _is_expansion_of(data, piece):
+                        continue
+                    assert piece.span is not None and piece.name is not None
+                    key = (piece.span.start, piece.span.end)
+                    entry = found.get(key)
+                    if entry is None:
+                        entry = EarlyExpansion(
+                            piece.name, piece.span, piece.quote, piece.via, _holder(script, piece.span)
+                        )
+                        found[key] = entry
+                    duplicate = any(
+                        o.step is step and o.value is value and o.offset == offset for o in entry.occurrences
+                    )
+                    if not duplicate:
+                        entry.occurrences.append(Occurrence(step, in_string, value, offset, word))
+    out = sorted(found.values(), key=lambda e: (e.site.start, e.site.end))
+    flows = _Flows(script)
+    contexts: Dict[str, Node] = {}
+    for entry in out:
+        entry.escapable, entry.reason = _escapable(script, entry, flows, contexts)
+    return out
+
+
+def _task_words(step: "Step") -> Iterable[Tuple[Word, bool]]:
+    """The words of the step's task (the string's word first), and env values given to the task."""
+    if step.string_word is not None:
+        yield step.string_word, True
+    for word in step.task_argv:
+        if word is not step.string_word:
+            yield word, False
+    for env in step.command.env:  # NAME=$X srun …: the batch shell fills it in for every task
+        yield _env_word(env.name, env.value, env.span), False
+    option = step.option("export")
+    if option is not None:
+        for word in option.words:
+            yield word, False
+
+
+def _env_word(name: str, value: Value, span: Span) -> Word:
+    return Word(Value((Piece(name + "=", None),) + value.pieces), None, span, None)
+
+
+def _alternatives(word: Word) -> List[Value]:
+    return list(word.alternatives) if word.alternatives else [word.value]
+
+
+def _named_unknowns(value: Value) -> Iterable[Tuple[int, Piece]]:
+    offset = 0
+    for piece in value.pieces:
+        rendered = piece.render().encode("utf-8")
+        if not piece.known and not piece.task and piece.name and piece.span is not None:
+            yield offset, piece
+        offset += len(rendered)
+
+
+def _is_expansion_of(data: bytes, piece: Piece) -> bool:
+    """The piece's source bytes are ``$NAME`` or ``${NAME…}`` (not ``$(…)`` reached through NAME)."""
+    assert piece.span is not None and piece.name is not None
+    text = data[piece.span.start : piece.span.end]
+    name = piece.name.encode("utf-8")
+    if text.startswith(b"${"):
+        rest = text[2:]
+    elif text.startswith(b"$"):
+        rest = text[1:]
+    else:
+        return False
+    if not rest.startswith(name):
+        return False
+    following = rest[len(name) : len(name) + 1]
+    return not (following.isalnum() or following == b"_")
+
+
+def _holder(script: "Script", site: Span) -> Optional[str]:
+    assignment = _enclosing_assignment(script, site)
+    if assignment is None:
+        return None
+    name_node = assignment.child_by_field_name("name")
+    return shell.text(name_node, script.data) if name_node is not None else None
+
+
+def _enclosing_assignment(script: "Script", site: Span) -> Optional[Node]:
+    node = script.root.descendant_for_byte_range(site.start, max(site.start, site.end - 1))
+    while node is not None:
+        if node.type == "variable_assignment":
+            return node
+        if node.type in ("command", "declaration_command", "program", "heredoc_body", "for_statement"):
+            return None
+        node = node.parent
+    return None
+
+
+# -- can the batch shell's expansion be handed to the task? ---------------------------------------
+def _escapable(script: "Script", entry: EarlyExpansion, flows: "_Flows", contexts: Dict[str, Node]) -> Tuple[bool, str]:
+    if entry.quote not in BACKSLASH_QUOTES:
+        return False, "it is not in a double-quoted or unquoted text where `\\$` works"
+    if entry.direct:
+        return False, "it is on the step's command line, where no shell runs in the task"
+    for occurrence in entry.occurrences:
+        if not _task_expands_at(occurrence, entry.name, contexts):
+            return False, "the task's shell would not expand it there (it is quoted or escaped in the command string)"
+    string_nodes = [step.string_word.node for step in script.steps if step.string_word is not None and step.string_word.node is not None]
+    assignment = _enclosing_assignment(script, entry.site)
+    if assignment is None:
+        if any(_within(entry.site, node) for node in string_nodes):
+            return True, ""
+        return False, "it is not in an assignment or a task string"
+    if not flows.only_into_task_strings(assignment):
+        return False, f"`{entry.holder}` is also used outside task command strings"
+    return True, ""
+
+
+def _task_expands_at(occurrence: Occurrence, name: str, contexts: Dict[str, Node]) -> bool:
+    """Whether the task's shell would expand ``${NAME}`` at this place of the string."""
+    text = occurrence.value.text
+    root = contexts.get(text)
+    if root is None:
+        root = shell.parse(text.encode("utf-8")).root_node
+        contexts[text] = root
+    start = occurrence.offset
+    end = start + len(("${" + name + "}").encode("utf-8"))
+    node = root.descendant_for_byte_range(start, end - 1)
+    while node is not None and not (node.start_byte <= start and node.end_byte >= end):
+        node = node.parent
+    if node is None or node.type != "expansion" or (node.start_byte, node.end_byte) != (start, end):
+        return False
+    return not any(a.type in ("raw_string", "comment", "heredoc_body", "ERROR") for a in ancestors(node))
+
+
+def _within(span: Span, node: Node) -> bool:
+    return node.start_byte <= span.start and span.end <= node.end_byte
+
+
+class _Flows:
+    """Where a variable's value goes: only into task strings (and printed copies), or elsewhere."""
+
+    def __init__(self, script: "Script") -> None:
+        self.script = script
+        self.uses: Dict[str, List[Node]] = {}
+        for node in shell.walk(script.root):
+            if node.type in ("simple_expansion", "expansion"):
+                for child in node.named_children:
+                    if child.type == "variable_name":
+                        self.uses.setdefault(shell.text(child, script.data), []).append(node)
+                        break
+        self.string_nodes = [
+            step.string_word.node
+            for step in script.steps
+            if step.string_word is not None and step.string_word.node is not None
+        ]
+        self.memo: Dict[str, bool] = {}
+
+    def only_into_task_strings(self, assignment: Node) -> bool:
+        """The value assigned here reaches nothing but task strings of steps (and ``echo``)."""
+        if assignment.parent is not None and assignment.parent.type in ("command", "variable_assignments"):
+            return False
+        if assignment.parent is not None and assignment.parent.type == "declaration_command":
+            keyword = assignment.parent.children[0].type if assignment.parent.children else ""
+            if keyword not in ("local", "declare", "typeset"):
+                return False
+        name_node = assignment.child_by_field_name("name")
+        if name_node is None or name_node.type != "variable_name":
+            return False
+        return self._variable(shell.text(name_node, self.script.data), set())
+
+    def _variable(self, name: str, visiting: Set[str]) -> bool:
+        if name in self.memo:
+            return self.memo[name]
+        if name in visiting:
+            return True
+        visiting.add(name)
+        result = not self.script.values.is_exported(name) and all(
+            self._use(use, visiting) for use in self.uses.get(name, [])
+        )
+        visiting.discard(name)
+        if not visiting:
+            self.memo[name] = result
+        return result
+
+    def _use(self, use: Node, visiting: Set[str]) -> bool:
+        span = Span(use.start_byte, use.end_byte)
+        if any(_within(span, node) for node in self.string_nodes):
+            return True
+        node = use.parent
+        while node is not None:
+            kind = node.type
+            if kind == "variable_assignment":
+                parent = node.parent
+                if parent is not None and parent.type in ("command", "variable_assignments"):
+                    return False  # NAME=$X cmd: into a command's environment
+                if parent is not None and parent.type == "declaration_command":
+                    keyword = parent.children[0].type if parent.children else ""
+                    if keyword not in ("local", "declare", "typeset"):
+                        return False
+                name_node = node.child_by_field_name("name")
+                if name_node is None or name_node.type != "variable_name":
+                    return False
+                return self._variable(shell.text(name_node, self.script.data), visiting)
+            if kind == "command":
+                name_node = node.child_by_field_name("name")
+                program = shell.text(name_node, self.script.data).strip() if name_node is not None else ""
+                return program in PRINTERS and not _in_redirect(use, node)
+            if kind in ("string", "concatenation", "expansion", "simple_expansion", "command_name", "array"):
+                node = node.parent
+                continue
+            return False
+        return False
+
+
+def _in_redirect(use: Node, command: Node) -> bool:
+    node = use.parent
+    while node is not None and node is not command and node != command:
+        if node.type.endswith("redirect"):
+            return True
+        node = node.parent
+    return False
+
+
+# -- late expansions ----------------------------------------------------------------------------
+def late_expansions(script: "Script") -> List[LateExpansion]:
+    """Every ``$NAME`` a step's task shell expands itself and does not assign itself."""
+    return script.derived("boundary.late", _late)
+
+
+def _late(script: "Script") -> List[LateExpansion]:
+    out: List[LateExpansion] = []
+    seen: Set[Tuple[str, int, int, int]] = set()
+    for step in script.steps:
+        if step.task_string is None:
+            continue
+        own = step.task_values
+        for command in step.task_commands:
+            values: List[Value] = []
+            for word in command.argv:
+                values.extend(_alternatives(word))
+            values.extend(env.value for env in command.env)
+            for value in values:
+                for piece in value.pieces:
+                    if piece.known or not piece.task or not piece.name or piece.span is None:
+                        continue
+                    if not IDENTIFIER.match(piece.name):
+                        continue
+                    if own is not None and own.defined(piece.name):
+                        continue
+                    key = (piece.name, piece.span.start, piece.span.end, id(step))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    out.append(LateExpansion(piece.name, piece.span, step, command))
+    return out
+
+
+# -- where a variable gets its value, and exporting it there --------------------------------------
+def reaching_assignments(script: "Script", name: str, step: "Step") -> List[Assignment]:
+    """The assignments of ``name`` whose value the step may see, most recent last (as ``lookup``)."""
+    values = script.values
+    at = step.command.node.start_byte
+    candidates = values.assignments_before(name, at)
+    scopes = {(n.start_byte, n.end_byte, n.type) for n in ancestors(step.command.node)}
+    chosen: List[Assignment] = []
+    for assignment in reversed(candidates):
+        chosen.append(assignment)
+        if not _conditional(assignment, scopes):
+            break
+    return list(reversed(chosen))
+
+
+def _conditional(assignment: Assignment, scopes: set) -> bool:
+    for node in ancestors(assignment.node):
+        if node.type in CONDITIONAL_TYPES and (node.start_byte, node.end_byte, node.type) not in scopes:
+            return True
+    return False
+
+
+def export_edit(script: "Script", assignment: Assignment) -> Optional[Edit]:
+    """The edit that exports the variable at this assignment, or None when there is no clean one.
+
+    ``X=1`` → ``export X=1``; ``local X=1`` / ``declare X=1`` → ``local -x X=1``. Arrays cannot be
+    exported; ``readonly``, loop and ``read`` variables and several assignments on one line are
+    left to the author.
+    """
+    if assignment.kind not in ("assign", "append"):
+        return None
+    node = assignment.node
+    parent = node.parent
+    if parent is None:
+        return None
+    if assignment.declared_by is None:
+        if parent.type in ("command", "variable_assignments", "declaration_command"):
+            return None
+        return Edit.insert(node_span(node, script.data).start, "export ")
+    if assignment.declared_by in ("local", "declare", "typeset") and parent.type == "declaration_command":
+        declared = [c for c in parent.named_children if c.type in ("variable_assignment", "variable_name")]
+        if len(declared) != 1 or not parent.children:
+            return None
+        keyword = parent.children[0]
+        return Edit.insert(keyword.end_byte, " -x")
+    return None

@@ -1,0 +1,704 @@
+"""SBL201–SBL203: which shell expands a variable of a step's task command, and whether it has it.
+
+The batch shell runs once, on the job's first node. A task command written as a string
+(``srun … bash -c "$TRAIN_CMD"``, ``srun bash <<EOF``) is expanded twice: by the batch shell when the
+string is built, then by every task's shell. Per-task values must be left to the second
+expansion (SBL201); job-wide ones may go either way (SBL202); and a variable left to the task
+must exist in the task's environment, which holds only what the batch shell exported (SBL203).
+The analysis of who expands what lives in ``model/boundary.py``.
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+from ..diagnostics import Diagnostic, Fix, Severity
+from ..model.boundary import (
+    IDENTIFIER,
+    EarlyExpansion,
+    Occurrence,
+    early_expansions,
+    export_edit,
+    late_expansions,
+    reaching_assignments,
+)
+from ..model.geometry import geometry
+from ..registry import register
+from .base import Bad, Good, Rule, clean
+
+# -- which variables differ between tasks, nodes, steps --------------------------------------------
+# Slurm sets these per task; the batch shell holds the batch step's own (task 0 of node 0).
+TASK_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID"})
+# Set per task by launchers (torchrun, MPI), never by the batch shell: empty or stale there.
+LAUNCHER_VARIABLES = frozenset(
+    {
+        "RANK",
+        "LOCAL_RANK",
+        "NODE_RANK",
+        "GROUP_RANK",
+        "ROLE_RANK",
+        "PMI_RANK",
+        "PMIX_RANK",
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "OMPI_COMM_WORLD_NODE_RANK",
+    }
+)
+# The same for the tasks of one node, different between nodes.
+NODE_VARIABLES = frozenset({"SLURM_NODEID", "SLURMD_NODENAME", "SLURM_TOPOLOGY_ADDR", "HOSTNAME"})
+# Set for the step (SLURM_STEP_* too): the batch shell is not part of the step.
+STEP_VARIABLES = frozenset({"SLURM_STEPID", "SLURM_GTIDS", "SLURM_TASK_PID", "SLURM_SRUN_COMM_PORT"})
+# The GPUs a task sees: per task when GPUs are bound per task, else the node's.
+GPU_VARIABLES = frozenset({"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"})
+# The same in every task of a job.
+JOB_VARIABLES = frozenset(
+    {
+        "SLURM_JOB_ID",
+        "SLURM_JOBID",
+        "SLURM_JOB_NAME",
+        "SLURM_JOB_NUM_NODES",
+        "SLURM_NNODES",
+        "SLURM_JOB_NODELIST",
+        "SLURM_NODELIST",
+        "SLURM_NTASKS",
+        "SLURM_NPROCS",
+        "SLURM_NTASKS_PER_NODE",
+        "SLURM_TASKS_PER_NODE",
+        "SLURM_JOB_CPUS_PER_NODE",
+        "SLURM_CPUS_ON_NODE",
+        "SLURM_CPUS_PER_TASK",
+        "SLURM_GPUS_ON_NODE",
+        "SLURM_GPUS_PER_NODE",
+        "SLURM_JOB_PARTITION",
+        "SLURM_JOB_ACCOUNT",
+        "SLURM_JOB_QOS",
+        "SLURM_SUBMIT_DIR",
+        "SLURM_SUBMIT_HOST",
+        "SLURM_CLUSTER_NAME",
+        "SLURM_ARRAY_JOB_ID",
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_COUNT",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_MAX",
+        "SLURM_RESTART_COUNT",
+    }
+)
+# srun sets these again for each step (its node/task counts, its CPUs and GPUs): escaped, a step
+# that uses part of the allocation would see its own value, not the job's.
+STEP_OVERRIDDEN = frozenset(
+    {
+        "SLURM_NNODES",
+        "SLURM_NODELIST",
+        "SLURM_NTASKS",
+        "SLURM_NPROCS",
+        "SLURM_NTASKS_PER_NODE",
+        "SLURM_TASKS_PER_NODE",
+        "SLURM_CPUS_ON_NODE",
+        "SLURM_CPUS_PER_TASK",
+        "SLURM_GPUS_ON_NODE",
+    }
+)
+# Step options that make a step use less (or other) than the whole allocation.
+PARTIAL_STEP_OPTIONS = (
+    "nodes",
+    "ntasks",
+    "ntasks-per-node",
+    "nodelist",
+    "exclude",
+    "relative",
+    "cpus-per-task",
+    "gpus",
+    "gpus-per-node",
+    "gpus-per-task",
+    "gres",
+)
+
+
+def early_scope(name: str, script, step) -> Optional[str]:
+    """How a variable's value varies for this step: "task", "node", "launcher", "step", "gpu"
+    (each task has its own), "job" (the same everywhere), or None (not a variable Slurm or a
+    launcher provides)."""
+    if name in TASK_VARIABLES:
+        return "task"
+    if name in LAUNCHER_VARIABLES:
+        return "launcher"
+    if name in NODE_VARIABLES:
+        return "node"
+    if name in STEP_VARIABLES or name.startswith("SLURM_STEP_"):
+        return "step"
+    if name in GPU_VARIABLES:
+        return "gpu" if _gpus_bound_per_task(script, step) else "job"
+    if name in JOB_VARIABLES:
+        return "job"
+    return None
+
+
+def _gpus_bound_per_task(script, step) -> bool:
+    if step.has("gpus-per-task", "gpu-bind", "ntasks-per-gpu"):
+        return True
+    if step.has("gpus", "gpus-per-node", "gres"):
+        return False
+    header = script.header
+    return any(header.get(name) is not None for name in ("gpus-per-task", "gpu-bind", "ntasks-per-gpu"))
+
+
+def _same_as_batch_shell(name: str, scope: str, script, step) -> bool:
+    """The batch shell's value is the task's own: a one-task step (or a one-node step for the
+    node's variables) running where the batch shell runs."""
+    if scope not in ("task", "node"):
+        return False
+    if step.has("nodelist", "exclude", "relative") or step.options_incomplete:
+        return False
+    shape = geometry(script, step)
+    if scope == "task":
+        return shape.ntasks.value == 1
+    return shape.nodes.value == 1
+
+
+CONSEQUENCE = {
+    "task": "every task gets the batch shell's value (task 0's) instead of its own",
+    "node": "every task gets the first node's value instead of its own node's",
+    "launcher": "the batch shell has no per-task value for it, so every task gets the same one (usually empty)",
+    "step": "the batch shell is not part of this step, so every task gets the batch step's value (or nothing)",
+    "gpu": "every task gets the first node's GPU list instead of the GPUs bound to it",
+}
+
+
+def _line(script, offset: int) -> int:
+    return script.source.line_of(offset)
+
+
+def _where(script, entry: EarlyExpansion, step) -> str:
+    line = _line(script, step.span.start)
+    if entry.holder:
+        return f"when it builds `{entry.holder}` (the task command of the step on line {line})"
+    return f"in the command string of the step on line {line}"
+
+
+def _first(entry: EarlyExpansion, keep) -> Optional[Occurrence]:
+    for occurrence in entry.occurrences:
+        if keep(occurrence):
+            return occurrence
+    return None
+
+
+def _bash_c_form(occurrence: Occurrence) -> str:
+    """The argument as it would read inside ``bash -c '…'`` (``${NAME}`` left to the task)."""
+    return occurrence.word.text
+
+
+@register
+class PerTaskVariableExpandedEarly(Rule):
+    code = "SBL201"
+    name = "per-task-variable-expanded-early"
+    severity = Severity.ERROR
+    summary = "A per-task variable (`$SLURM_PROCID`, `$SLURM_NODEID`, `$RANK`…) is expanded by the batch shell: every task gets the same value."
+    what = """
+        Finds variables whose value differs between the tasks of a step (`SLURM_PROCID`,
+        `SLURM_LOCALID`, `SLURM_NODEID`, `SLURMD_NODENAME`, `SLURM_STEP_*`, `SLURM_GTIDS`,
+        `SLURM_TASK_PID`, the launchers' `RANK`, `LOCAL_RANK`, `NODE_RANK`, `GROUP_RANK`, and
+        `CUDA_VISIBLE_DEVICES` when GPUs are bound per task) that the batch shell expands into a
+        step's task command: unescaped inside a double-quoted string that the step runs with
+        `bash -c` (also when the string is built over several assignments, `CMD="$CMD …"`, in a
+        loop, or fed to `srun bash` as a here-document), or written directly on the step's
+        command line (`srun torchrun --node_rank=$SLURM_NODEID …`, `RANK=$SLURM_PROCID srun …`).
+        The report points at the `$` where it was written, even several assignments away from
+        the `srun` line. An expansion in a command the batch shell runs itself (`echo "node
+        $SLURM_NODEID"`) is not reported: the batch shell legitimately is task 0 of node 0.
+        A one-task step (or a one-node step, for the node's variables) gets the batch shell's
+        value anyway and is not reported.
+    """
+    why = """
+        The batch shell runs once, on the first node of the job. It expands the string when the
+        assignment runs, and every task then receives the same text: `--node_rank=0` on every
+        node, so torchrun waits forever for the other node ranks, or every process claims rank 0
+        and the job hangs at initialization or overwrites the same files.
+    """
+    fix_safety = """
+        Safe inside a string: a backslash before exactly that `$` (`\\$SLURM_NODEID`) leaves it to
+        each task's shell, and nothing else changes. It is only offered when the variable that
+        holds the text flows into task command strings alone (printing it with `echo` is fine)
+        and is not exported, and when the task's shell really expands that spot (not inside
+        single quotes of the command string). On the step's command line no shell runs in the
+        task, so there is no automatic fix: run the command through `bash -c '…'` with the
+        variable in single quotes, as the help line shows.
+    """
+    examples = (
+        Bad(
+            clean(
+                r"""
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                WORKDIR=/lustre/fsw/llm/Megatron-LM
+                TRAIN_CMD="cd $WORKDIR && torchrun --nproc_per_node=8 \
+                  --nnodes=\$SLURM_JOB_NUM_NODES --node_rank=$SLURM_NODEID \
+                  --rdzv_backend=c10d --rdzv_endpoint=\$MASTER_ADDR:29500 \
+                  pretrain_gpt.py"
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c "$TRAIN_CMD"
+                """
+            ),
+            fixed=clean(
+                r"""
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                WORKDIR=/lustre/fsw/llm/Megatron-LM
+                TRAIN_CMD="cd $WORKDIR && torchrun --nproc_per_node=8 \
+                  --nnodes=\$SLURM_JOB_NUM_NODES --node_rank=\$SLURM_NODEID \
+                  --rdzv_backend=c10d --rdzv_endpoint=\$MASTER_ADDR:29500 \
+                  pretrain_gpt.py"
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c "$TRAIN_CMD"
+                """
+            ),
+            count=1,
+            contains="first node",
+            title="a TRAIN_CMD string over several lines",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                IMAGE=nvcr.io/nvidia/nemo:25.09
+                CMD="python train.py --global-rank $SLURM_PROCID"
+                CMD="$CMD --local-rank ${SLURM_LOCALID}"
+                SRUN_CMD="srun --kill-on-bad-exit=1 --container-image=$IMAGE"
+                $SRUN_CMD bash -lc "$CMD"
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                IMAGE=nvcr.io/nvidia/nemo:25.09
+                CMD="python train.py --global-rank \\$SLURM_PROCID"
+                CMD="$CMD --local-rank \\${SLURM_LOCALID}"
+                SRUN_CMD="srun --kill-on-bad-exit=1 --container-image=$IMAGE"
+                $SRUN_CMD bash -lc "$CMD"
+                """
+            ),
+            count=2,
+            title="a command built by concatenation and run through $SRUN_CMD",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 --nnodes=2 --node_rank=$SLURM_NODEID \\
+                  --master_addr=$MASTER_ADDR --master_port=29500 train.py
+                """
+            ),
+            contains="command line",
+            title="written directly on the step's command line (no automatic fix)",
+        ),
+        Good(
+            clean(
+                r"""
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                WORKDIR=/lustre/fsw/llm/Megatron-LM
+                echo "batch shell on node $SLURM_NODEID of $SLURM_JOB_NUM_NODES"
+                TRAIN_CMD="cd $WORKDIR && torchrun --nproc_per_node=8 \
+                  --nnodes=\${SLURM_JOB_NUM_NODES} --node_rank=\${SLURM_NODEID} train.py"
+                srun --kill-on-bad-exit=1 bash -c "$TRAIN_CMD"
+                srun --kill-on-bad-exit=1 bash -c 'echo "task $SLURM_PROCID on $(hostname)"'
+                """
+            ),
+            title="escaped in the string, single-quoted, or in the batch shell's own commands",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                srun --nodes=1 --ntasks=1 bash -c "echo prepared by task $SLURM_PROCID > /lustre/fsw/llm/ready"
+                """
+            ),
+            title="a one-task step gets the batch shell's value anyway",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for entry in early_expansions(script):
+            relevant = [
+                o
+                for o in entry.occurrences
+                if early_scope(entry.name, script, o.step) not in (None, "job")
+                and not _same_as_batch_shell(entry.name, early_scope(entry.name, script, o.step) or "", script, o.step)
+            ]
+            if not relevant:
+                continue
+            first = relevant[0]
+            scope = early_scope(entry.name, script, first.step) or "task"
+            consequence = CONSEQUENCE[scope]
+            written = f"${entry.name}" if not script.data[entry.site.start : entry.site.start + 2] == b"${" else f"${{{entry.name}}}"
+            direct = next((o for o in relevant if not o.in_string), None)
+            if direct is not None:
+                line = _line(script, direct.step.span.start)
+                message = (
+                    f"`{written}` is expanded by the batch shell on the step's command line (line {line}), "
+                    f"once, on the job's first node: {consequence}"
+                )
+                help = (
+                    "let each task's shell expand it: `srun … bash -c '… "
+                    + _bash_c_form(direct).replace("${" + entry.name + "}", "$" + entry.name)
+                    + " …'`"
+                )
+                yield self.report(script, entry.site, message, None, label="expanded by the batch shell", help=help)
+                continue
+            message = (
+                f"`{written}` is expanded once by the batch shell, on the job's first node, "
+                f"{_where(script, entry, first.step)}: {consequence}"
+            )
+            escaped = "\\" + script.text(entry.site)
+            fix = None
+            if entry.escapable:
+                fix = Fix.safe(f"escape it as `{escaped}` so each task's shell expands it", entry.escape())
+                help = f"write `{escaped}` so each task's shell expands its own value"
+            else:
+                help = f"write `{escaped}` so each task's shell expands its own value (not fixed automatically: {entry.reason})"
+            yield self.report(script, entry.site, message, fix, label="expanded by the batch shell", help=help)
+
+
+@register
+class JobVariableExpandedEarly(Rule):
+    code = "SBL202"
+    name = "job-variable-expanded-early"
+    severity = Severity.INFO
+    summary = "A job-wide Slurm variable in a task command string is expanded by the batch shell, unlike the per-task ones."
+    what = """
+        Finds job-wide Slurm variables (`SLURM_JOB_NUM_NODES`, `SLURM_NNODES`, `SLURM_JOB_ID`,
+        `SLURM_NODELIST`, `SLURM_NTASKS`, `SLURM_GPUS_ON_NODE`… and `CUDA_VISIBLE_DEVICES` when
+        GPUs are not bound per task) left unescaped inside a double-quoted string that a step
+        runs with `bash -c` (or a here-document fed to `srun bash`). On the step's command line
+        they are fine and not reported.
+    """
+    why = """
+        The value is the same in every task, so nothing breaks today. But the string then mixes
+        values frozen by the batch shell with values each task expands, which hides the
+        per-task mistakes (SBL201) among correct-looking ones and breaks silently when the
+        command moves to a step that uses part of the allocation, where Slurm sets some of these
+        again for the step.
+    """
+    fix_safety = """
+        Safe: a backslash before the `$` makes each task's shell expand the variable, which Slurm
+        sets in every task. Not offered when the variable holding the text is used outside task
+        command strings or exported, or for the counts srun sets again per step (`SLURM_NNODES`,
+        `SLURM_NTASKS`, `SLURM_CPUS_PER_TASK`…) when the step asks for less than the whole
+        allocation: escaped, they would give the step's value instead of the job's.
+    """
+    examples = (
+        Bad(
+            clean(
+                r"""
+                #!/bin/bash
+                #SBATCH --nodes=4
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                CMD="torchrun --nproc_per_node=8 --nnodes=$SLURM_JOB_NUM_NODES \
+                  --node_rank=\$SLURM_NODEID --rdzv_backend=c10d \
+                  --rdzv_endpoint=\$MASTER_ADDR:29500 train.py --run-name run-$SLURM_JOB_ID"
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c "$CMD"
+                """
+            ),
+            fixed=clean(
+                r"""
+                #!/bin/bash
+                #SBATCH --nodes=4
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                CMD="torchrun --nproc_per_node=8 --nnodes=\$SLURM_JOB_NUM_NODES \
+                  --node_rank=\$SLURM_NODEID --rdzv_backend=c10d \
+                  --rdzv_endpoint=\$MASTER_ADDR:29500 train.py --run-name run-\$SLURM_JOB_ID"
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c "$CMD"
+                """
+            ),
+            count=2,
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=4
+                #SBATCH --ntasks-per-node=8
+                srun --nodes=1 --ntasks=1 bash -c "python prepare.py --world $SLURM_NTASKS"
+                """
+            ),
+            title="a count srun sets again for a smaller step: reported, not fixed",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=4
+                #SBATCH --ntasks-per-node=8
+                echo "job $SLURM_JOB_ID on $SLURM_JOB_NUM_NODES nodes"
+                srun --kill-on-bad-exit=1 python train.py --nodes $SLURM_JOB_NUM_NODES --run-name run-$SLURM_JOB_ID
+                """
+            ),
+            title="in the batch shell and on the step's command line",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for entry in early_expansions(script):
+            if not entry.in_string:
+                continue
+            steps = entry.steps
+            if not steps or any(early_scope(entry.name, script, step) != "job" for step in steps):
+                continue
+            step = steps[0]
+            written = script.text(entry.site)
+            escaped = "\\" + written
+            message = (
+                f"`{written}` is expanded by the batch shell {_where(script, entry, step)}, not by each task: "
+                "harmless for a job-wide value, but inconsistent with the per-task variables the tasks expand"
+            )
+            reason = entry.reason
+            fixable = entry.escapable
+            if fixable and entry.name in STEP_OVERRIDDEN:
+                partial = [s for s in steps if s.options_incomplete or s.has(*PARTIAL_STEP_OPTIONS)]
+                if partial:
+                    fixable = False
+                    reason = (
+                        f"srun sets `{entry.name}` again for the step on line {_line(script, partial[0].span.start)}, "
+                        "which asks for part of the allocation: escaped, it would hold the step's value"
+                    )
+            if fixable:
+                fix = Fix.safe(f"escape it as `{escaped}`", entry.escape())
+                help = f"write `{escaped}` so the task expands it, like the per-task variables"
+            else:
+                fix = None
+                help = f"keep it as is, or write `{escaped}` by hand (not fixed automatically: {reason})"
+            yield self.report(script, entry.site, message, fix, label="expanded by the batch shell", help=help)
+
+
+# -- SBL203 ----------------------------------------------------------------------------------------
+# Set by Slurm or a launcher in every task's environment.
+PROVIDED_PREFIXES = ("SLURM_", "SLURMD_", "PMI_", "PMIX_", "OMPI_")
+PROVIDED = GPU_VARIABLES | {"NVIDIA_VISIBLE_DEVICES"}
+# Every shell sets these itself.
+SHELL_VARIABLES = frozenset(
+    {
+        "BASH", "BASHPID", "BASH_SOURCE", "BASH_VERSION", "BASH_LINENO", "EPOCHREALTIME",
+        "EPOCHSECONDS", "EUID", "FUNCNAME", "GROUPS", "HOSTNAME", "HOSTTYPE", "IFS", "LINENO",
+        "MACHTYPE", "OLDPWD", "OPTARG", "OPTIND", "OSTYPE", "PIPESTATUS", "PPID", "PS1", "PS2",
+        "PS4", "PWD", "RANDOM", "REPLY", "SECONDS", "SHELLOPTS", "SHLVL", "SRANDOM", "UID",
+    }
+)
+# Inherited from the login environment, hence already exported before the script assigns them.
+LOGIN_VARIABLES = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "MAIL", "LC_ALL", "LC_CTYPE", "TZ"}
+)
+
+
+def _provided(name: str) -> bool:
+    return (
+        name.startswith(PROVIDED_PREFIXES)
+        or name in PROVIDED
+        or name in SHELL_VARIABLES
+        or name in LOGIN_VARIABLES
+    )
+
+
+def _export_list(step) -> Tuple[Optional[bool], Set[str], str]:
+    """srun's ``--export``: (passes the whole environment?, names listed, as written).
+
+    (None, …) when the value is unknown.
+    """
+    option = step.option("export")
+    if option is None:
+        return True, set(), ""
+    if option.value is None or not option.value_known:
+        return None, set(), ""
+    items = [item.strip() for item in option.value.split(",") if item.strip()]
+    names = {item.split("=", 1)[0] for item in items}
+    everything = "ALL" in names
+    return everything, {n for n in names if n not in ("ALL", "NONE", "NIL")}, option.value
+
+
+def _given_to_task(step, name: str) -> bool:
+    """``NAME=… srun``, ``env NAME=… srun``, ``srun env NAME=… bash -c`` give it to the task."""
+    if any(env.name == name for env in step.command.env):
+        return True
+    before = step.command.argv[: step.srun_index] + step.task_argv[: step.shell_index or 0]
+    for word in before:
+        if word.known and "=" in word.text and word.text.split("=", 1)[0] == name:
+            return True
+    return False
+
+
+@register
+class VariableNotExportedToTask(Rule):
+    code = "SBL203"
+    name = "variable-not-exported-to-task"
+    severity = Severity.ERROR
+    summary = "The task's shell expands a variable that the batch script set but did not export: the task sees it empty."
+    what = """
+        Finds variables that a step's task command expands itself (escaped `\\$VAR` in a
+        double-quoted command string, `$VAR` in a single-quoted one or in a quoted here-document)
+        while the batch script only assigned them as plain shell variables: not `export`ed,
+        not `declare -x`, not under `set -a`, not passed with `srun --export=…,VAR=…` or a
+        `VAR=… srun` prefix. Names the command string assigns itself (`X=1; … $X`, loop
+        variables), names Slurm or the shell set in every task (`SLURM_*`, `CUDA_VISIBLE_DEVICES`,
+        `HOSTNAME`…) and names the script never assigns (they come from the environment) are not
+        reported. With `srun --export=` listing variables without `ALL`, a variable missing from
+        the list is reported even when it is exported.
+    """
+    why = """
+        srun starts every task with the batch shell's *environment*: exported variables only.
+        A plain `MASTER_PORT=29500` stays in the batch shell, so the task's `$MASTER_PORT` is
+        empty and the launcher fails with a parse error or falls back to a default on some
+        nodes, or a path like `$DATA/train` silently becomes `/train`.
+    """
+    fix_safety = """
+        Unsafe: exporting the variable at its assignment (`export X=…`, `local -x X=…`) makes it
+        visible to every later command of the batch script as well, which can change what those
+        commands do. Not offered for arrays (bash cannot export them), `readonly`, loop or `read`
+        variables, several assignments on one line, or an `srun --export` list.
+    """
+    examples = (
+        Bad(
+            clean(
+                r"""
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                MASTER_PORT=29500
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c "torchrun --nproc_per_node=8 --nnodes=\$SLURM_JOB_NUM_NODES \
+                  --node_rank=\$SLURM_NODEID --master_addr=\$MASTER_ADDR --master_port=\$MASTER_PORT train.py"
+                """
+            ),
+            fixed=clean(
+                r"""
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export MASTER_PORT=29500
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c "torchrun --nproc_per_node=8 --nnodes=\$SLURM_JOB_NUM_NODES \
+                  --node_rank=\$SLURM_NODEID --master_addr=\$MASTER_ADDR --master_port=\$MASTER_PORT train.py"
+                """
+            ),
+            unsafe=True,
+            count=1,
+            contains="MASTER_PORT",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                DATA=/lustre/fsw/llm/data
+                srun --kill-on-bad-exit=1 bash -c 'python train.py --rank "$SLURM_PROCID" --data "$DATA/train"'
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                export DATA=/lustre/fsw/llm/data
+                srun --kill-on-bad-exit=1 bash -c 'python train.py --rank "$SLURM_PROCID" --data "$DATA/train"'
+                """
+            ),
+            unsafe=True,
+            title="a single-quoted command string",
+        ),
+        Good(
+            clean(
+                r"""
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                set -a
+                DATA=/lustre/fsw/llm/data
+                set +a
+                CKPT=/lustre/fsw/llm/ckpt
+                srun --kill-on-bad-exit=1 --export=ALL,CKPT bash -c 'OUT=$CKPT/run; python train.py --data "$DATA" --out "$OUT" --rank "$SLURM_PROCID"'
+                """
+            ),
+            title="exported with set -a, passed with --export, or assigned by the command itself",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        values = script.values
+        reported: Set[Tuple[str, int, int]] = set()
+        for late in late_expansions(script):
+            name = late.name
+            key = (name, late.site.start, late.site.end)
+            if key in reported or _provided(name) or not IDENTIFIER.match(name):
+                continue
+            step = late.step
+            if _given_to_task(step, name):
+                continue
+            everything, listed, written_export = _export_list(step)
+            if everything is None or name in listed:
+                continue
+            at = len(script.data) if step.command.in_function else step.command.node.start_byte
+            found = values.lookup(name, step.command.node.start_byte, step.command.node)
+            assignments = reaching_assignments(script, name, step)
+            if not found or not assignments:
+                continue  # never assigned before the step: the environment's (not this rule)
+            if everything and values.is_exported(name, at):
+                continue
+            if all(any(not p.known and p.name == name for p in value.pieces) for value in found) or any(
+                a.kind == "append" for a in assignments
+            ):
+                continue  # X=$X:… extends an inherited (hence exported) value
+            last = assignments[-1]
+            line = _line(script, last.span.start)
+            site = script.text(late.site)
+            if not everything:
+                message = (
+                    f"`{site}` is expanded by the task's shell, but `srun --export={written_export}` does not "
+                    f"pass `{name}`: the task sees it empty"
+                )
+                help = f"add `{name}` to the `--export` list, or let the batch shell expand it into the string"
+                yield self.report(script, late.site, message, None, label="empty in the task", help=help)
+                reported.add(key)
+                continue
+            unset_alternative = any(
+                len(value.pieces) == 1 and not value.pieces[0].known and value.pieces[0].name == name for value in found
+            )
+            array = any(a.kind == "array" for a in assignments)
+            if array:
+                detail = f"`{name}` is an array of the batch script (line {line}), and bash cannot export arrays"
+            else:
+                detail = f"`{name}` is a plain variable of the batch script (line {line}), not exported"
+            message = f"`{site}` is expanded by the task's shell, but {detail}: srun does not pass it, so the task sees it empty"
+            if unset_alternative:
+                message += " (unless the submission environment exports it)"
+            edits = [export_edit(script, a) for a in assignments]
+            fix = None
+            if not array and edits and all(e is not None for e in edits):
+                lines = ", ".join(str(_line(script, a.span.start)) for a in assignments)
+                fix = Fix.unsafe(f"export `{name}` where it is assigned (line {lines})", *[e for e in edits if e is not None])
+            if array:
+                help = "let the batch shell expand it into the string, or pass the elements another way"
+            else:
+                help = f"export it (`export {name}=…`), or let the batch shell expand it into the string"
+            yield self.report(script, late.site, message, fix, label="empty in the task", help=help)
+            reported.add(key)
