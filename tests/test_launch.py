@@ -204,3 +204,142 @@ def test_task_layout_follows_srun(header, step, per_node, ignored):
     layout = task_layout(s, s.steps[0])
     assert layout.per_node == per_node
     assert (layout.ignored is not None) == ignored
+
+
+# -- fixtures: realistic scripts, what fires and what must not ------------------------------------
+import pathlib  # noqa: E402
+
+from lintutil import fix_text, lint_text  # noqa: E402
+
+FIXTURES = sorted((pathlib.Path(__file__).parent / "fixtures" / "launch").glob("*.sh"))
+LAUNCH_CODES = ("SBL101", "SBL102", "SBL103", "SBL104", "SBL106")
+
+
+def expectations(text: str):
+    fires, silent = [], []
+    for line in text.splitlines():
+        if line.startswith("# expect:"):
+            fires = line.split(":", 1)[1].split()
+        elif line.startswith("# expect-not:"):
+            silent = line.split(":", 1)[1].split()
+    return fires, silent
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_fixture_findings(path):
+    text = path.read_text()
+    fires, silent = expectations(text)
+    assert fires or silent, "the fixture declares no expectation"
+    found = {d.code for d in lint_text(text, list(LAUNCH_CODES))}
+    for code in fires:
+        assert code in found, f"{code} does not fire"
+    for code in silent:
+        assert code not in found, f"{code} fires: {[d.message for d in lint_text(text, [code])]}"
+    # nothing else of the family either
+    assert found <= set(fires)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_fixture_fix_converges(path):
+    text = path.read_text()
+    fires, _ = expectations(text)
+    for code in fires:
+        for unsafe in (False, True):
+            fixed = fix_text(text, [code], unsafe=unsafe)
+            assert not script(fixed).errors, "the fix broke parsing"
+            again = fix_text(fixed, [code], unsafe=unsafe)
+            assert again == fixed, "a second fix changed the text"
+            diagnostics = lint_text(fixed, [code])
+            fixable = [d for d in lint_text(text, [code]) if d.fix is not None and (unsafe or d.fix.applicability.value == "safe")]
+            if fixable:
+                assert not [d for d in diagnostics if d.fix is not None], [d.message for d in diagnostics]
+
+
+def fixture(name: str) -> str:
+    return (pathlib.Path(__file__).parent / "fixtures" / "launch" / name).read_text()
+
+
+def test_train_cmd_string_gets_an_escaped_node_rank():
+    fixed = fix_text(fixture("train_cmd_string.sh"), ["SBL103"])
+    assert "python -m torch.distributed.run --node_rank=\\${SLURM_NODEID} \\\n" in fixed
+    assert "SBL103" not in {d.code for d in lint_text(fixed, ["SBL103"])}
+
+
+def test_srun_cmd_shared_by_two_steps_is_not_edited():
+    text = fixture("srun_cmd_container_loop.sh")
+    (finding,) = lint_text(text, ["SBL101"])
+    assert "8 tasks × 8 processes per node" in finding.message
+    fixed = fix_text(text, ["SBL101"])
+    # the option goes to the torchrun step's use of $SRUN_CMD; the variable and the
+    # srun-native step keep the header's 8 tasks per node
+    assert '$SRUN_CMD --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 bash -c "$TRAIN_CMD"' in fixed
+    assert "$SRUN_CMD python tools/eval_shards.py" in fixed
+    assert "#SBATCH --ntasks-per-node=8" in fixed
+
+
+def test_ignored_step_flag_gets_ntasks():
+    text = fixture("step_flag_ignored.sh")
+    (finding,) = lint_text(text, ["SBL101"])
+    assert "srun ignores the step's `--ntasks-per-node=1`" in finding.message
+    fixed = fix_text(text, ["SBL101"])
+    assert "srun --ntasks=${SLURM_JOB_NUM_NODES} --kill-on-bad-exit=1 --ntasks-per-node=1 bash -c" in fixed
+
+
+def test_loop_reports_the_failing_configuration():
+    text = fixture("parallelism_configs_loop.sh")
+    (finding,) = lint_text(text, ["SBL106"])
+    assert "TP=2, PP=3, EP=4" in finding.message
+    assert "world size 16 (2 nodes × 8 GPUs)" in finding.message
+    assert "DP would be 16/6" in finding.message
+    assert text.encode()[finding.span.start:finding.span.end] == b"2,3,4"
+
+
+def test_nproc_mismatch_fix_is_unsafe_and_sets_the_gpu_count():
+    text = fixture("nproc_mismatch_gres.sh")
+    assert fix_text(text, ["SBL104"]) == text
+    fixed = fix_text(text, ["SBL104"], unsafe=True)
+    assert "--nproc_per_node=4 --master_addr" in fixed
+
+
+def test_direct_torchrun_without_node_rank_is_reported_without_fix():
+    text = HEADER + "srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 train.py\n"
+    (finding,) = lint_text(text, ["SBL103"])
+    assert finding.fix is None and "bash -c '" in finding.help
+
+
+def test_direct_torchrun_missing_only_nnodes_gets_it_plain():
+    text = HEADER + "srun torchrun --rdzv-backend=c10d --rdzv-endpoint=$HEAD:29500 --nproc-per-node=8 train.py\n"
+    fixed = fix_text(text, ["SBL103"])
+    assert "srun torchrun --nnodes=${SLURM_JOB_NUM_NODES} --rdzv-backend=c10d" in fixed
+
+
+def test_single_quoted_string_gets_plain_variables():
+    text = HEADER + "srun bash -c 'torchrun --nproc_per_node=8 train.py'\n"
+    fixed = fix_text(text, ["SBL103"])
+    assert "bash -c 'torchrun --nnodes=${SLURM_JOB_NUM_NODES} --node_rank=${SLURM_NODEID} --nproc_per_node=8" in fixed
+
+
+def test_bridge_entry_points_setting():
+    text = HEADER + "srun bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 recipes/my_sft.py'\n"
+    assert not lint_text(text, ["SBL102"])
+    found = lint_text(text, ["SBL102"], settings={"bridge_entry_points": ["recipes/*.py"]})
+    assert [d.code for d in found] == ["SBL102"]
+
+
+def test_unknown_values_say_nothing():
+    text = (
+        HEADER
+        + 'GPUS=${GPUS_PER_NODE:-4}\n'
+        + 'srun bash -c "torchrun --nnodes=2 --node_rank=\\$SLURM_NODEID --nproc_per_node=$GPUS train.py --tp $TP"\n'
+        + "srun torchrun $DIST_ARGS train.py\n"
+    )
+    assert not lint_text(text, list(LAUNCH_CODES))
+
+
+def test_torchrun_only_in_local_rank_zero_is_one_per_node():
+    text = (
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+        "srun bash -c 'if [ \"$SLURM_LOCALID\" -eq 0 ]; then torchrun --nnodes=2 --node_rank=$SLURM_NODEID "
+        "--nproc_per_node=8 train.py; fi'\n"
+    )
+    assert not lint_text(text, ["SBL101"])

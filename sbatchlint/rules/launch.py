@@ -1,0 +1,937 @@
+"""SBL101–SBL104, SBL106: does the launcher start the processes the allocation is sized for?"""
+from __future__ import annotations
+
+from typing import Iterator, List, Optional, Tuple
+
+from ..diagnostics import Diagnostic, Edit, Fix, Severity
+from ..model.geometry import Geometry, geometry, job_geometry
+from ..model.launch import (
+    ELASTIC,
+    SRUN_NATIVE,
+    TORCH_LAUNCH,
+    TORCHRUN,
+    Configuration,
+    Launch,
+    job_task_count_set,
+    launches,
+    launches_of,
+    literal_span,
+    task_layout,
+)
+from ..model.steps import Step
+from ..registry import register
+from ..shell import ancestors
+from ..source import Span
+from .base import Bad, Good, Rule, clean
+
+# Dynamic rendezvous backends: ranks come from the rendezvous, no --node_rank needed.
+DYNAMIC_BACKENDS = frozenset({"c10d", "etcd", "etcd-v2"})
+# torchrun reads every option from PET_<NAME> as well.
+PET = "PET_"
+
+
+def _launcher_name(launch: Launch) -> str:
+    return {TORCHRUN: "torchrun", TORCH_LAUNCH: "torch.distributed.launch"}.get(launch.kind, launch.program)
+
+
+def _env_sets(script, launch: Launch, *options: str) -> bool:
+    """The environment may set these torchrun options (``PET_NNODES=…``) for the launcher."""
+    names = {PET + o.upper() for o in options}
+    if any(e.name in names for e in launch.command.env + launch.step.command.env):
+        return True
+    return any(name in script.values.assignments for name in names)
+
+
+def _guarded_per_task(launch: Launch) -> bool:
+    """Inside the task's shell, the launch runs only in some tasks (``if [ $SLURM_LOCALID = 0 ]``)."""
+    if not launch.in_string:
+        return False
+    for node in ancestors(launch.command.node):
+        if node.type in ("if_statement", "case_statement", "list", "while_statement"):
+            text = node.text.decode("utf-8", errors="replace") if node.text else ""
+            if any(v in text for v in ("LOCALID", "LOCAL_RANK", "PROCID", "NODEID", "RANK")):
+                return True
+    return False
+
+
+def _nodes_phrase(geo: Geometry) -> str:
+    if geo.nodes.value is not None:
+        return f"{geo.nodes.value} nodes"
+    if geo.nodes.low is not None and geo.nodes.high is not None:
+        return f"{geo.nodes.low}-{geo.nodes.high} nodes"
+    return "several nodes"
+
+
+def _origin_phrase(script, origin) -> str:
+    """ (from `#SBATCH --ntasks-per-node=8`, line 3) / (from the step's `--ntasks-per-node=8`)."""
+    if origin is None or origin.span is None:
+        return ""
+    text = script.text(origin.span)
+    if origin.where == "header":
+        line = script.source.line_of(origin.span.start)
+        return f" (from `#SBATCH {text}`, line {line})"
+    if origin.where == "step":
+        return f" (from the step's `{text}`)"
+    return ""
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}{'es' if word.endswith('s') else 's'}"
+
+
+def _other_steps_inherit(script, step: Step) -> bool:
+    """Another step takes its task count from the header and is not itself a torchrun launch."""
+    for other in script.steps:
+        if other is step or other.option("ntasks") is not None:
+            continue
+        found = launches_of(script, other)
+        if found and all(l.kind in ELASTIC for l in found):
+            continue
+        return True
+    return False
+
+
+def _step_insertion(step: Step) -> Tuple[Optional[int], str]:
+    """Where to add an option to this step only, and the quoting there.
+
+    When ``srun`` comes from a variable (``$SRUN_CMD bash -c …``), other steps may expand the same
+    variable: the option goes right after the expansion at this use, where the batch shell splits
+    words (unquoted), instead of into the variable's assignment.
+    """
+    word = step.srun_word
+    if any(p.via for p in word.pieces):
+        node = word.node
+        if node is None or node.type not in ("simple_expansion", "expansion", "command_name"):
+            return None, ""
+        return word.span.end, ""
+    return step.insertion_after_srun()
+
+
+def _node_count_text(script, step: Step, geo: Geometry, quote: str) -> Optional[str]:
+    """What to write for "one task per node" in ``--ntasks=…`` at a point with this quoting."""
+    nodes_opt = step.option("nodes")
+    if nodes_opt is not None:
+        return str(geo.nodes.value) if geo.nodes.value is not None else None
+    if quote in ("", '"'):
+        return "${SLURM_JOB_NUM_NODES}"  # the batch shell expands it: the job's node count
+    return str(geo.nodes.value) if geo.nodes.value is not None else None
+
+
+# -- SBL101 ---------------------------------------------------------------------------------------
+@register
+class TorchrunMultipleTasksPerNode(Rule):
+    code = "SBL101"
+    name = "torchrun-multiple-tasks-per-node"
+    severity = Severity.ERROR
+    summary = "torchrun started by more than one task per node: N tasks × nproc processes per node."
+    what = """
+        Finds steps that run `torchrun` (or `python -m torch.distributed.run` / `.launch`) with
+        more than one task on a node. The count comes from the step's own `--ntasks-per-node` /
+        `--ntasks`, or from the header the step inherits. A step's `--ntasks-per-node` without
+        its own `--ntasks` does not count: srun keeps the job's task count (`SLURM_NTASKS`) and
+        ignores it ("can't honor --ntasks-per-node"), so `srun --ntasks-per-node=1 torchrun …`
+        inside a job with `#SBATCH --ntasks-per-node=8` still starts 8 launchers per node.
+    """
+    why = """
+        torchrun is itself a launcher: each copy starts `--nproc_per_node` workers. With 8 tasks
+        per node, 8 launchers start 8 workers each, 64 processes for 8 GPUs. With a fixed
+        `--master_port` the second launcher on the node dies with `EADDRINUSE`; without one,
+        each launcher silently forms its own world with its own rank 0, and the job "succeeds"
+        having trained eight independent copies.
+    """
+    fix_safety = """
+        Safe: the step gets one task per node where its count is set. The header's
+        `--ntasks-per-node` is set to 1 when no other step relies on it; otherwise the torchrun
+        step gets `--ntasks=<nodes> --ntasks-per-node=1` of its own (both are needed: srun ignores
+        a step's `--ntasks-per-node` alone when the job fixes the task count).
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 --master_port=29500 train.py'
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 --master_port=29500 train.py'
+                """
+            ),
+            contains="8 tasks × 8 processes per node",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python convert.py
+                srun --kill-on-bad-exit=1 --ntasks-per-node=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python convert.py
+                srun --ntasks=${SLURM_JOB_NUM_NODES} --kill-on-bad-exit=1 --ntasks-per-node=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
+                """
+            ),
+            contains="srun ignores the step's `--ntasks-per-node=1`",
+            title="the step's own --ntasks-per-node=1 is ignored: the job's 16 tasks win",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python convert.py
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python convert.py
+                srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
+                """
+            ),
+            title="the header's count also serves an srun-native step: only the torchrun step changes",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 train.py'
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 --ntasks=2 --ntasks-per-node=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 train.py'
+                """
+            ),
+            title="the step sets its own task count",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for launch in launches(script):
+            if not launch.elastic or _guarded_per_task(launch):
+                continue
+            step = launch.step
+            layout = task_layout(script, step)
+            if not layout.more_than_one:
+                continue
+            tasks = layout.per_node
+            nproc = launch.certain_number("nproc_per_node")
+            name = _launcher_name(launch)
+            where = "" if layout.ignored is not None else _origin_phrase(script, layout.origin)
+            if tasks is not None and nproc is not None:
+                head = f"{tasks} tasks × {nproc} processes per node{where}: {name} runs once per task"
+            elif tasks is not None:
+                head = f"{tasks} tasks per node{where} each run {name}"
+            else:
+                head = f"some nodes run several tasks{where}, each running {name}"
+            if launch.has("master_port") or launch.has("rdzv_endpoint"):
+                tail = "with a fixed port the second launcher on each node fails with EADDRINUSE"
+            else:
+                tail = "without a fixed --master_port each task forms its own world (duplicate rank 0s)"
+            message = f"{head}; {tail}"
+            if layout.ignored is not None:
+                message = (
+                    f"srun ignores the step's `{layout.ignored.written}={layout.ignored.value}` because the job "
+                    f"fixes {layout.total} tasks (`SLURM_NTASKS`) and the step gives no `--ntasks`: " + message
+                )
+            yield self.report(
+                script,
+                launch.span,
+                message,
+                self._fix(script, step, layout),
+                label="one launcher per task",
+                help="run torchrun once per node: one task per node, --nproc_per_node=<GPUs per node>",
+            )
+
+    def _fix(self, script, step: Step, layout) -> Optional[Fix]:
+        if step.options_incomplete:
+            return None
+        geo = geometry(script, step)
+        description = "run one task per node in the torchrun step"
+        own_ntasks = step.option("ntasks")
+        own_per_node = step.option("ntasks-per-node")
+        offset, quote = _step_insertion(step)
+        if own_ntasks is None and own_per_node is None:
+            # the count is inherited from the header
+            origin = layout.origin
+            header = script.header
+            directive = header.get("ntasks-per-node")
+            if (
+                origin is not None
+                and origin.where == "header"
+                and origin.directive is directive
+                and directive is not None
+                and directive.value_span is not None
+                and header.get("ntasks") is None
+                and not _other_steps_inherit(script, step)
+            ):
+                return Fix.safe("set `#SBATCH --ntasks-per-node=1`", Edit(directive.value_span, "1"))
+            if offset is None:
+                return None
+            count = _node_count_text(script, step, geo, quote)
+            if count is None:
+                return None
+            return Fix.safe(description, Edit.insert(offset, f" --ntasks={count} --ntasks-per-node=1"))
+        edits: List[Edit] = []
+        if own_per_node is not None and own_per_node.value != "1":
+            span = _option_value_span(own_per_node)
+            if span is None:
+                return None
+            edits.append(Edit(span, "1"))
+        if own_ntasks is not None:
+            span = _option_value_span(own_ntasks)
+            count = _node_count_text(script, step, geo, own_ntasks.words[-1].pieces[-1].quote if own_ntasks.words[-1].pieces else "")
+            if span is None or count is None:
+                return None
+            edits.append(Edit(span, count))  # --ntasks=<nodes>: one per node
+        elif job_task_count_set(script):
+            # a step's --ntasks-per-node alone is ignored when the job fixes the task count
+            if offset is None:
+                return None
+            count = _node_count_text(script, step, geo, quote)
+            if count is None:
+                return None
+            edits.append(Edit.insert(offset, f" --ntasks={count}"))
+        if not edits:
+            return None
+        return Fix.safe(description, *edits)
+
+
+def _option_value_span(opt) -> Optional[Span]:
+    """The source bytes of a step option's value, written literally at the step."""
+    word = opt.words[-1]
+    if len(opt.words) == 1:
+        if opt.value is None:
+            return None
+        total = len(word.text.encode("utf-8"))
+        value = word.value.slice(total - len(opt.value.encode("utf-8")), total)
+    else:
+        value = word.value
+    return literal_span(value)
+
+
+# -- SBL102 ---------------------------------------------------------------------------------------
+@register
+class PreferSrunNative(Rule):
+    code = "SBL102"
+    name = "prefer-srun-native"
+    severity = Severity.WARNING
+    summary = "A Megatron-Bridge entry point launched through torchrun instead of one srun task per GPU."
+    what = """
+        Finds Megatron-Bridge entry points started by `torchrun` or `python -m
+        torch.distributed.run`/`.launch`: a `megatron.bridge…` module, a script inside a
+        Megatron-Bridge checkout (a directory named `Megatron-Bridge`, from the path itself or the
+        step's working directory), or a path only Bridge has (`scripts/training/…`,
+        `examples/recipes/…`). Megatron-LM's own `pretrain_*.py` (under `Megatron-LM/`, or with no
+        Bridge directory in sight) is left alone: it needs torchrun's variables. More entry points
+        can be declared with the `bridge-entry-points` setting (globs over the script path or the
+        module name).
+    """
+    why = """
+        Bridge initializes torch.distributed from Slurm's own variables (`SLURM_PROCID`,
+        `SLURM_NTASKS`, `SLURM_LOCALID`, the first node of the allocation), so srun can start one
+        process per GPU directly. Going through torchrun adds a launcher per node whose node
+        rank, node count and rendezvous must be passed by hand, usually in a string the batch
+        shell expands too early; with the wrong task count it multiplies the processes.
+    """
+    fix_safety = """
+        No automatic fix here: moving to srun-native changes the header's task count, the step
+        and the command together.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                cd /lustre/proj/Megatron-Bridge
+                srun --kill-on-bad-exit=1 bash -c 'uv run python -m torch.distributed.run --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 examples/recipes/llama/pretrain_llama3_8b.py'
+                """
+            ),
+            contains="srun-native",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                cd /lustre/proj/Megatron-Bridge
+                srun --kill-on-bad-exit=1 uv run python examples/recipes/llama/pretrain_llama3_8b.py
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                cd /lustre/proj/Megatron-Bridge
+                srun --kill-on-bad-exit=1 bash -c 'PYTHONPATH=3rdparty/Megatron-LM torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 3rdparty/Megatron-LM/pretrain_gpt.py'
+                """
+            ),
+            title="Megatron-LM's pretrain_gpt.py needs torchrun",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for launch in launches(script):
+            if not launch.elastic or launch.entry is None:
+                continue
+            if launch.framework(script.settings) != "megatron-bridge":
+                continue
+            geo = geometry(script, launch.step)
+            gpus = geo.gpus_per_node.value
+            per_gpu = f"--ntasks-per-node={gpus}" if gpus else "--ntasks-per-node=<GPUs per node>"
+            yield self.report(
+                script,
+                launch.span,
+                f"Megatron-Bridge entry point `{launch.entry.name}` is launched through {_launcher_name(launch)}: "
+                "Bridge sets up distributed from Slurm's variables, so run it srun-native (one task per GPU) "
+                "and drop the launcher's node rank, node count and rendezvous",
+                label="launcher not needed",
+                help=f"srun {per_gpu} … uv run python {launch.entry.name} …",
+            )
+
+
+# -- SBL103 ---------------------------------------------------------------------------------------
+@register
+class TorchrunMissingNodeArgs(Rule):
+    code = "SBL103"
+    name = "torchrun-missing-node-args"
+    severity = Severity.ERROR
+    summary = "A multi-node job runs torchrun without `--nnodes` and `--node_rank` (or a c10d rendezvous)."
+    what = """
+        Finds torchrun launches (also `python -m torch.distributed.run`/`.launch`) in steps that
+        span several nodes when torchrun is not told the node count (`--nnodes`) and either this
+        node's rank (`--node_rank`) or a dynamic rendezvous (`--rdzv_backend=c10d` with
+        `--rdzv_endpoint`). `--standalone` and `--nnodes=1` on several nodes are reported too.
+    """
+    why = """
+        torchrun defaults to one node and node rank 0. Without `--nnodes`, each node's launcher
+        forms its own single-node world: the job runs N independent copies. With `--nnodes` but
+        no `--node_rank` and the default static rendezvous, every node claims rank 0 and the
+        rendezvous waits until its timeout.
+    """
+    fix_safety = """
+        Safe when the command is a string run by the task's shell (`bash -c "$CMD"`): the missing
+        `--nnodes=${SLURM_JOB_NUM_NODES} --node_rank=${SLURM_NODEID}` are inserted right after the
+        launcher, with `\\$` inside a double-quoted string so each task expands its own node ID.
+        When torchrun is written directly on srun's command line, the batch shell would expand
+        `$SLURM_NODEID` once, on the first node, and give every node rank 0: there is no fix
+        then (only a missing `--nnodes`, a job-wide value, is added); the report's help shows
+        the `bash -c '…'` form and the c10d alternative.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                CMD="torchrun --nproc_per_node=8 \\
+                  pretrain_gpt.py --tensor-model-parallel-size 2"
+                srun --kill-on-bad-exit=1 bash -c "$CMD"
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                CMD="torchrun --nnodes=\\${SLURM_JOB_NUM_NODES} --node_rank=\\${SLURM_NODEID} --nproc_per_node=8 \\
+                  pretrain_gpt.py --tensor-model-parallel-size 2"
+                srun --kill-on-bad-exit=1 bash -c "$CMD"
+                """
+            ),
+            contains="forms its own single-node world",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 pretrain_gpt.py
+                """
+            ),
+            title="torchrun directly on srun's command line: reported, not fixed",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 torchrun --nnodes=2 --nproc_per_node=8 \\
+                  --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:29500 pretrain_gpt.py
+                """
+            ),
+            title="a c10d rendezvous assigns node ranks itself",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 torchrun --standalone --nproc_per_node=8 pretrain_gpt.py
+                """
+            ),
+            title="one node",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for launch in launches(script):
+            if not launch.elastic or launch.options_incomplete:
+                continue
+            geo = geometry(script, launch.step)
+            if not geo.multi_node:
+                continue
+            if _env_sets(script, launch, "nnodes", "node_rank", "rdzv_endpoint", "rdzv_backend", "standalone"):
+                continue
+            nodes = _nodes_phrase(geo)
+            nnodes = launch.option("nnodes")
+            node_rank = launch.option("node_rank")
+            backend = launch.option("rdzv_backend")
+            endpoint = launch.option("rdzv_endpoint")
+            if backend is not None and backend.value is not None and not backend.known:
+                continue  # a backend chosen at run time
+            dynamic = backend is not None and backend.text in DYNAMIC_BACKENDS and endpoint is not None
+            name = _launcher_name(launch)
+            if launch.has("standalone"):
+                yield self.report(
+                    script,
+                    launch.option("standalone").span,  # type: ignore[union-attr]
+                    f"`--standalone` on {nodes}: each node's {name} runs its own single-node rendezvous, "
+                    "so every node trains a separate copy",
+                    label="single-node rendezvous",
+                    help=self._help(launch),
+                )
+                continue
+            if nnodes is not None:
+                single = nnodes.known and nnodes.text in ("1", "1:1")
+                if single:
+                    yield self.report(
+                        script,
+                        nnodes.span,
+                        f"`{nnodes.written}={nnodes.text}` on {nodes}: each node's {name} forms its own "
+                        "single-node world, so every node trains a separate copy",
+                        label="one node per world",
+                        help=self._help(launch),
+                    )
+                    continue
+            missing: List[str] = []
+            if nnodes is None:
+                missing.append("nnodes")
+            if node_rank is None and not dynamic:
+                missing.append("node_rank")
+            if not missing:
+                continue
+            written = " and ".join(launch.spelling(m) for m in missing)
+            if "nnodes" in missing:
+                consequence = f"each node's {name} forms its own single-node world, so every node trains a separate copy"
+            else:
+                consequence = "every node claims node rank 0 and the rendezvous waits until it times out"
+            yield self.report(
+                script,
+                launch.span,
+                f"{name} on {nodes} without {written}: {consequence}",
+                self._fix(launch, missing),
+                label=f"missing {written}",
+                help=self._help(launch),
+            )
+
+    def _help(self, launch: Launch) -> str:
+        nnodes, rank = launch.spelling("nnodes"), launch.spelling("node_rank")
+        if launch.in_string:
+            return f"pass {nnodes}=\\${{SLURM_JOB_NUM_NODES}} {rank}=\\${{SLURM_NODEID}} (escaped, so each task expands its own)"
+        return (
+            "let each task's shell expand its node ID: "
+            f"srun … bash -c '{_launcher_name(launch)} {nnodes}=$SLURM_JOB_NUM_NODES {rank}=$SLURM_NODEID …' "
+            "(written directly on srun's command line the batch shell expands it once, to 0), "
+            "or use --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500"
+        )
+
+    def _fix(self, launch: Launch, missing: List[str]) -> Optional[Fix]:
+        offset, quote = launch.insertion_after_launcher()
+        if offset is None:
+            return None
+        values = {"nnodes": "SLURM_JOB_NUM_NODES", "node_rank": "SLURM_NODEID"}
+        if launch.in_string:
+            if quote == '"':
+                dollar = "\\$"
+            elif quote in ("'", "$'"):
+                dollar = "$"
+            else:
+                return None
+        else:
+            if "node_rank" in missing or quote not in ("", '"'):
+                return None  # the batch shell would give every node node 0's ID
+            dollar = "$"
+        text = "".join(f" {launch.spelling(m)}={dollar}{{{values[m]}}}" for m in missing)
+        return Fix.safe(f"add {text.strip()} after the launcher", Edit.insert(offset, text))
+
+
+# -- SBL104 ---------------------------------------------------------------------------------------
+@register
+class TasksGpusMismatch(Rule):
+    code = "SBL104"
+    name = "tasks-gpus-mismatch"
+    severity = Severity.ERROR
+    summary = "Processes per node ≠ GPUs per node (srun tasks for srun-native, `--nproc_per_node` for torchrun)."
+    what = """
+        Compares the number of processes a launch starts on each node with the GPUs per node
+        the step gets (`--gpus-per-node`, `--gres=gpu:N`, `--gpus`, from the step or the header).
+        srun-native: the tasks per node (when more than one). torchrun: `--nproc_per_node`
+        (1 when not given; `gpu`/`auto` always match).
+    """
+    why = """
+        One process drives one GPU. Fewer processes than GPUs leave GPUs idle while the job is
+        billed for them; more processes than GPUs make several ranks share a device (out of
+        memory) or fail with "invalid device ordinal" when a rank selects `cuda:$LOCAL_RANK`.
+    """
+    fix_safety = """
+        Unsafe: the process count is set to the GPU count where it is written (torchrun's
+        `--nproc_per_node`, or the step's / the header's `--ntasks-per-node` when no other step
+        relies on it). That changes the world size, so batch sizes and parallelism that were
+        tuned for the old count change meaning.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=4 pretrain_gpt.py'
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
+                """
+            ),
+            unsafe=True,
+            contains="4 GPUs per node stay idle",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=4
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            unsafe=True,
+            title="srun-native: 4 tasks for 8 GPUs",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=gpu pretrain_gpt.py'
+                """
+            ),
+            title="--nproc_per_node=gpu uses every visible GPU",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for launch in launches(script):
+            if launch.entry is None or launch.entry.kind == "code":
+                continue
+            geo = geometry(script, launch.step)
+            gpus = geo.gpus_per_node.value
+            if gpus is None or gpus == 0 or geo.gpus_per_task.value is not None:
+                continue
+            if launch.elastic:
+                yield from self._elastic(script, launch, gpus, geo)
+            elif launch.kind == SRUN_NATIVE:
+                yield from self._native(script, launch, gpus, geo)
+
+    @staticmethod
+    def _consequence(processes: int, gpus: int) -> str:
+        if processes < gpus:
+            return f"{gpus - processes} GPUs per node stay idle"
+        return f"{processes - gpus} processes per node have no GPU of their own (shared devices, out of memory or \"invalid device ordinal\")"
+
+    def _elastic(self, script, launch: Launch, gpus: int, geo: Geometry) -> Iterator[Diagnostic]:
+        option = launch.option("nproc_per_node")
+        if option is None:
+            if launch.options_incomplete or _env_sets(script, launch, "nproc_per_node") or gpus <= 1:
+                return
+            nproc = 1
+            span = launch.span
+            offset, quote = launch.insertion_after_launcher()
+            fix = None
+            if offset is not None:
+                text = f" {launch.spelling('nproc_per_node')}={gpus}"
+                fix = Fix.unsafe(f"add {text.strip()}", Edit.insert(offset, text))
+            written = f"{_launcher_name(launch)} starts 1 process per node (no --nproc_per_node)"
+        else:
+            if option.known and option.text in ("gpu", "auto", "cuda"):
+                return
+            nproc = launch.certain_number("nproc_per_node")
+            if nproc is None or nproc == gpus:
+                return
+            span = option.span
+            value_span = option.value_span()
+            fix = Fix.unsafe(f"set {option.written}={gpus}", Edit(value_span, str(gpus))) if value_span else None
+            written = f"`{option.written}={nproc}`"
+        yield self.report(
+            script,
+            span,
+            f"{written} but the step has {gpus} GPUs per node: {self._consequence(nproc, gpus)}",
+            fix,
+            label=f"{nproc} for {gpus} GPUs",
+        )
+
+    def _native(self, script, launch: Launch, gpus: int, geo: Geometry) -> Iterator[Diagnostic]:
+        layout = task_layout(script, launch.step)
+        tasks = layout.per_node
+        if tasks is None or tasks <= 1 or tasks == gpus or launch.step.options_incomplete:
+            return
+        fix = None
+        origin = layout.origin
+        if layout.ignored is None and origin is not None and origin.option == "ntasks-per-node":
+            span = origin.value_span
+            if span is not None and origin.where == "step" and not (
+                launch.step.option("ntasks") is None and job_task_count_set(script)
+            ):
+                fix = Fix.unsafe(f"run {gpus} tasks per node", Edit(span, str(gpus)))
+            elif span is not None and origin.where == "header" and script.header.get("ntasks") is None and not any(
+                other is not launch.step and other.option("ntasks") is None and other.option("ntasks-per-node") is None
+                for other in script.steps
+            ):
+                fix = Fix.unsafe(f"run {gpus} tasks per node", Edit(span, str(gpus)))
+        yield self.report(
+            script,
+            launch.span,
+            f"{tasks} tasks per node{_origin_phrase(script, origin)} but {gpus} GPUs per node: srun-native starts "
+            f"one process per task, so {self._consequence(tasks, gpus)}",
+            fix,
+            label=f"{tasks} processes for {gpus} GPUs",
+        )
+
+
+# -- SBL106 ---------------------------------------------------------------------------------------
+@register
+class ParallelismDoesNotDivide(Rule):
+    code = "SBL106"
+    name = "parallelism-does-not-divide"
+    severity = Severity.ERROR
+    summary = "TP·PP·CP (or ETP·EP·PP) does not divide the world size nodes × GPUs per node."
+    what = """
+        Reads the parallelism sizes the task command passes (`--tp 2`,
+        `--tensor-model-parallel-size 2`, `model.tensor_model_parallel_size=2`, `--pp`, `--cp`,
+        `--ep`, `--etp`, `--expert-tensor-parallel-size`…), following variables, and checks
+        that the world size (nodes × GPUs per node) is a multiple of TP·PP·CP and of
+        ETP·EP·PP. A step in a loop over configurations (`for CONFIG in "${CONFIGS[@]}"` with
+        `IFS=, read -r TP PP EP`) is checked once per configuration. Sizes that are not known
+        statically are left out (never guessed).
+    """
+    why = """
+        Megatron splits the world into TP × PP × CP model-parallel groups and data-parallel
+        replicas of them (DP = world / (TP·PP·CP)); the expert layers need ETP × EP × PP to
+        divide it too. When they do not, initialization stops with "world size is not
+        divisible by …" after the job waited in the queue and loaded the container.
+    """
+    fix_safety = "No fix: which size to change is a modelling decision."
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                TP=2
+                PP=3
+                srun --kill-on-bad-exit=1 uv run python pretrain.py model.tensor_model_parallel_size=$TP model.pipeline_model_parallel_size=$PP
+                """
+            ),
+            contains="world size 16",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                CONFIGS=("2,1,4" "2,2,3" "1,1,8")
+                for CONFIG in "${CONFIGS[@]}"; do
+                  IFS=, read -r TP PP EP <<< "$CONFIG"
+                  srun --kill-on-bad-exit=1 uv run python train.py --tp "$TP" --pp "$PP" --ep "$EP"
+                done
+                """
+            ),
+            count=1,
+            contains="TP=2, PP=2, EP=3",
+            title="one configuration of a loop fails",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                CONFIGS=("2,1,4" "4,2,2" "1,1,8")
+                for CONFIG in "${CONFIGS[@]}"; do
+                  IFS=, read -r TP PP EP <<< "$CONFIG"
+                  srun --kill-on-bad-exit=1 uv run python train.py --tp "$TP" --pp "$PP" --ep "$EP"
+                done
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python train.py --tp "${TP:-3}"
+                """
+            ),
+            title="a size the environment may override is not known",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for launch in launches(script):
+            if launch.entry is None or launch.entry.kind == "code":
+                continue
+            world, how = self._world(script, launch)
+            if world is None:
+                continue
+            configurations = launch.configurations()
+            several = len(configurations) > 1
+            for configuration in configurations:
+                problem = self._problem(configuration, world)
+                if problem is None:
+                    continue
+                prefix = f"configuration {configuration.describe()}: " if several else ""
+                yield self.report(
+                    script,
+                    configuration.span(),
+                    f"{prefix}world size {world} ({how}) is not divisible by {problem}; "
+                    "Megatron stops at initialization",
+                    label="does not divide the world",
+                    help="choose sizes whose product divides nodes × GPUs per node",
+                )
+
+    @staticmethod
+    def _world(script, launch: Launch) -> Tuple[Optional[int], str]:
+        geo = geometry(script, launch.step)
+        nodes = geo.nodes.value
+        if nodes is None:
+            return None, ""
+        if geo.gpus_per_node.value:
+            return nodes * geo.gpus_per_node.value, f"{_plural(nodes, 'node')} × {_plural(geo.gpus_per_node.value, 'GPU')}"
+        # no GPU count: the processes the launch starts
+        if launch.elastic:
+            nproc = launch.certain_number("nproc_per_node")
+            if nproc:
+                return nodes * nproc, f"{_plural(nodes, 'node')} × {_plural(nproc, 'process')}"
+            return None, ""
+        layout = task_layout(script, launch.step)
+        if layout.total:
+            return layout.total, f"{layout.total} tasks"
+        return None, ""
+
+    @staticmethod
+    def _problem(configuration: Configuration, world: int) -> Optional[str]:
+        sizes = configuration.sizes
+        tp, pp, cp = sizes.get("tp", 1), sizes.get("pp", 1), sizes.get("cp", 1)
+        dense = tp * pp * cp
+        if dense and world % dense:
+            return f"TP·PP·CP = {tp}·{pp}·{cp} = {dense} (DP would be {world}/{dense} = {world / dense:.2f})"
+        if "ep" in sizes or "etp" in sizes:
+            # ETP defaults to TP in Megatron; when it is not given, only EP·PP is certain
+            ep = sizes.get("ep", 1)
+            names, factors = (["ETP", "EP", "PP"], [sizes["etp"], ep, pp]) if "etp" in sizes else (["EP", "PP"], [ep, pp])
+            expert = 1
+            for factor in factors:
+                expert *= factor
+            if expert and world % expert:
+                product_text = "·".join(names) + " = " + "·".join(str(f) for f in factors) + f" = {expert}"
+                return f"{product_text} (DP = {world}/{dense} = {world // dense}, but the expert layers need {expert} to divide {world})"
+        return None
