@@ -525,3 +525,10 @@ def test_cli_concise_output_names_the_rule(tmp_path):
     path.write_text(job("--nodes=$NNODES"))
     result = CliRunner().invoke(main, ["--output-format", "concise", str(path)], catch_exceptions=False)
     assert re.search(r"job\.sh:2:17: SBL006 sbatch does not expand variables", result.output)
+
+
+def test_unclosed_quote_is_recorded():
+    header = header_of('#!/bin/bash\n#SBATCH --nodes=1 --job-name="my job\n')
+    nodes, name = header.directives
+    assert nodes.unclosed_quote is None
+    assert name.unclosed_quote == len('#!/bin/bash\n#SBATCH --nodes=1 --job-name=')

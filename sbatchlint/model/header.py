@@ -27,6 +27,7 @@ class Token:
     span: Span  # source bytes of the token
     truncated_at: Optional[int] = None  # offset of an unescaped '#' glued to the token
     rest: Optional[Span] = None  # what sbatch drops after that '#'
+    unclosed: Optional[int] = None  # offset of a quote that is never closed on the line
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Directive:
     placement: str  # "header" or "late"
     truncated_at: Optional[int] = None
     dropped: Optional[Span] = None  # text sbatch ignores after an unescaped '#' in the value
+    unclosed_quote: Optional[int] = None  # offset of a quote never closed: sbatch stops ("Unmatched")
 
     @property
     def name(self) -> Optional[str]:
@@ -105,6 +107,7 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
         token_start = i
         chars: List[str] = []
         quote = 0
+        quote_at = 0
         truncated = None
         while i < end:
             byte = data[i]
@@ -121,6 +124,7 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
                 continue
             if byte in (34, 39):
                 quote = byte
+                quote_at = i
                 i += 1
                 continue
             if byte in b" \t\r":
@@ -140,6 +144,8 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
         except (UnicodeEncodeError, UnicodeDecodeError):
             text = raw.decode(source.encoding, errors="replace")
         token = Token(text, Span(token_start, i), truncated)
+        if quote:
+            token.unclosed = quote_at
         if truncated is not None:
             # sbatch drops the rest of the word (up to the next blank).
             j = truncated
@@ -208,6 +214,16 @@ def _malformed(source: Source, number: int, span: Span, raw: bytes) -> Optional[
 
 def _directives(source: Source, number: int, span: Span, placement: str) -> List[Directive]:
     tokens = tokenize(source, span.start + len(MAGIC), span.end)
+    out = _build_directives(source, number, span, placement, tokens)
+    for token in tokens:
+        if token.unclosed is not None:
+            for directive in out:
+                if directive.span.contains(token.span):
+                    directive.unclosed_quote = token.unclosed
+    return out
+
+
+def _build_directives(source: Source, number: int, span: Span, placement: str, tokens: List[Token]) -> List[Directive]:
     out: List[Directive] = []
     i = 0
     table = sbatch_options.SBATCH
