@@ -790,6 +790,9 @@ _WORD_PLACEHOLDERS = re.compile(
     r"|[a-z0-9]+(?:_[a-z0-9]+)*_here"
     r")(?![A-Za-z0-9])"
 )
+_CANDIDATE = re.compile(
+    rb"<[A-Za-z_][A-Za-z0-9_./:@ -]*>|(?i:your[_-]|change[_-]?me|replace[_-]?me|fill[_-]?(?:me|in)|_here)"
+)
 _PLACEHOLDER_WORDS = frozenset(
     """your path dir directory folder account user username project partition email mail workspace
     shared fs filesystem cluster qos reservation nodes nnodes name""".split()
@@ -969,6 +972,8 @@ class UnfilledPlaceholder(Rule):
 
     def _shell_hits(self, script) -> Iterator[Tuple[Span, str, bool]]:
         data = script.data
+        if not _CANDIDATE.search(data):
+            return  # nothing that could be a placeholder anywhere: skip walking the tree
         for node in shell.walk(script.root):
             kind = node.type
             if kind == "<":
