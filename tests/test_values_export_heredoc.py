@@ -79,3 +79,15 @@ def test_heredoc_pieces_keep_their_origin():
     assert substituted and all(s.data[p.span.start : p.span.end] == b"/lustre/work" for p in substituted)
     assert [p.quote for p in quoted.pieces] == ["'"]
     assert s.data[quoted.pieces[0].span.start : quoted.pieces[0].span.end] == b"cd $WORKDIR \\$X\n"
+
+
+def test_a_declaration_is_one_assignment():
+    s = script("#!/bin/bash\nf() {\n  local SEED=1\n}\nexport X=2\ndeclare -x Y=3\nreadonly Z=4\nW=5\n")
+    found = {name: [(a.declared_by, a.exported) for a in items] for name, items in s.values.assignments.items()}
+    assert found == {
+        "SEED": [("local", False)],
+        "X": [("export", True)],
+        "Y": [("declare", True)],
+        "Z": [("readonly", False)],
+        "W": [(None, False)],
+    }

@@ -242,6 +242,8 @@ class Values:
         parent = node.parent
         if parent is not None and parent.type == "command":
             return
+        if parent is not None and parent.type == "declaration_command" and declared_by is None:
+            return  # ``export X=1`` / ``local X=1``: recorded once, by ``_add_declaration``
         self._add(
             Assignment(name, node, value, node_span(node, self.data), kind, exported, declared_by)
         )
