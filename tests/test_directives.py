@@ -532,3 +532,11 @@ def test_unclosed_quote_is_recorded():
     nodes, name = header.directives
     assert nodes.unclosed_quote is None
     assert name.unclosed_quote == len('#!/bin/bash\n#SBATCH --nodes=1 --job-name=')
+
+
+def test_unmatched_quote_in_a_directive():
+    text = job('--nodes=1 --job-name="my job', "--time=10")
+    (diagnostic,) = lint_text(text, ["SBL006"])
+    assert text.encode()[diagnostic.span.start : diagnostic.span.end] == b'"my job'
+    assert 'Unmatched `"`' in diagnostic.message
+    assert codes_of(text) == ["SBL006"]

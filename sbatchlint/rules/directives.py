@@ -331,8 +331,8 @@ class InvalidDirectiveValue(Rule):
         a size list), `--ntasks*`, `--cpus-per-task`, `--gpus*` and `--gres`, `--mem*`,
         `--array` and the `--exclusive` forms. It also reports a required value that is missing,
         a value given to an option that takes none (`--hold=1`), a short option written with `=`
-        (`-N=2` gives `--nodes` the value `=2`), and variables: sbatch never expands `$VAR`,
-        `${VAR}` or `$(cmd)` in `#SBATCH` lines.
+        (`-N=2` gives `--nodes` the value `=2`), a quote that is never closed, and variables:
+        sbatch never expands `$VAR`, `${VAR}` or `$(cmd)` in `#SBATCH` lines.
     """
     why = """
         sbatch refuses a malformed value at submission ("Invalid --time specification", "\\"two\\"
@@ -395,6 +395,16 @@ class InvalidDirectiveValue(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         for directive in script.header.directives:
+            if directive.unclosed_quote is not None:
+                at = directive.unclosed_quote
+                quote = chr(script.data[at])
+                yield self.report(
+                    script,
+                    Span(at, directive.line_span.end),
+                    f"the {quote} opened here is never closed: sbatch stops with \"Unmatched `{quote}`\"",
+                    label="unmatched quote",
+                )
+                continue
             spec = directive.spec
             if spec is None or one_dash_long(directive) is not None:
                 continue
