@@ -250,15 +250,38 @@ class TaskString:
             node = node.parent
         return ""
 
-    def index_of(self, span: Span) -> Optional[int]:
-        """The value byte where source span ``span`` (a literal) lands in the string."""
+    def index_of(self, span: Span, data: bytes = b"") -> Optional[int]:
+        """The value byte where source span ``span`` (a literal written as part of the string's
+        text) lands in the string. A literal that reaches the string as the whole value of a
+        secret variable (``$HF_TOKEN``) is that variable's value, not text of the string."""
         position = 0
         for piece in self.value.pieces:
             length = len(piece.render().encode("utf-8"))
             if piece.known and piece.exact and piece.span is not None and piece.span.contains(span):
-                return position + span.start - piece.span.start
+                through_secret = any(
+                    is_secret_name(expansion_name(data[via.start : via.end].decode("utf-8", "replace")) or "")
+                    for via in piece.via
+                )
+                if not through_secret:
+                    return position + span.start - piece.span.start
             position += length
         return None
+
+
+_EXPANSION = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))$", re.S)
+
+
+def expansion_name(text: str) -> Optional[str]:
+    """The variable whose VALUE ``$X``/``${X…}`` yields (None for ``${#X}``, ``${X:+…}``, …)."""
+    match = _EXPANSION.match(text)
+    if not match:
+        return None
+    if match.group("plain"):
+        return match.group("plain")
+    rest = match.group("rest") or ""
+    if rest.startswith((":+", "+")):
+        return None
+    return match.group("braced")
 
 
 def task_strings(script: "Script") -> List[TaskString]:
@@ -347,7 +370,7 @@ def _context(script: "Script", span: Span) -> _Context:
     task = None
     task_quote = ""
     for candidate in task_strings(script):
-        index = candidate.index_of(span)
+        index = candidate.index_of(span, script.data)
         if index is not None:
             task = candidate
             task_quote = candidate.quote_at(index)

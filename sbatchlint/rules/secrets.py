@@ -11,7 +11,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
-from ..secrets import TaskString, is_secret_variable, mask, scan, task_strings
+from ..secrets import TaskString, expansion_name, is_secret_variable, mask, scan, task_strings
 from ..source import Span
 from .base import Bad, Good, Rule, clean
 
@@ -215,21 +215,7 @@ class HardcodedSecret(Rule):
 
 # -- SBL402 ----------------------------------------------------------------------------------------
 
-_EXPANSION = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))$", re.S)
 _LOG_DESTINATIONS = frozenset({"/dev/stdout", "/dev/stderr", "/dev/tty", "&1", "&2", "1", "2"})
-
-
-def expansion_name(text: str) -> Optional[str]:
-    """The variable whose VALUE ``$X``/``${X…}`` yields (None for ``${#X}``, ``${X:+…}``, …)."""
-    match = _EXPANSION.match(text)
-    if not match:
-        return None
-    if match.group("plain"):
-        return match.group("plain")
-    rest = match.group("rest") or ""
-    if rest.startswith((":+", "+")):
-        return None
-    return match.group("braced")
 
 
 def batch_sites(script, value) -> List[Tuple[Span, str, int]]:
