@@ -1,0 +1,423 @@
+"""SBL201–SBL203 on scripts shaped like real ones: what fires, what must not, and the exact fixes.
+
+Besides comparing fixed texts byte for byte, the fixtures are *run*: a fake ``srun`` (a bash
+function) starts two tasks as child processes, which see only what the batch shell exported,
+with their own ``SLURM_PROCID``/``SLURM_NODEID``; fake ``torchrun``/``python``/``uv`` print what
+they receive. Before the fix every task prints the first node's values; after it, its own.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+import pytest
+
+from lintutil import codes, fix_text, lint_text
+from sbatchlint.model.script import Script
+from sbatchlint.source import Source
+
+FIXTURES = Path(__file__).parent / "fixtures" / "expansion"
+SELECT = ["SBL201", "SBL202", "SBL203"]
+BASH = shutil.which("bash")
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def findings(text: str) -> List[Tuple[str, int, str, Optional[str]]]:
+    """(code, line, the bytes reported, fix applicability or None), in source order."""
+    data = text.encode("utf-8")
+    out = []
+    for d in lint_text(text, SELECT):
+        line = data[: d.span.start].count(b"\n") + 1
+        site = data[d.span.start : d.span.end].decode("utf-8")
+        out.append((d.code, line, site, d.fix.applicability.value if d.fix else None))
+    return out
+
+
+def assert_fixed_point(text: str, unsafe: bool) -> None:
+    """Fixing again changes nothing, and the script still parses (also for bash)."""
+    assert fix_text(text, SELECT, unsafe=unsafe) == text
+    assert not Script(Source(text.encode("utf-8"), "job.sh")).errors
+    assert "SBL001" not in codes(text)
+    if BASH:
+        assert subprocess.run([BASH, "-n"], input=text.encode("utf-8")).returncode == 0
+
+
+# -- running a script with a fake srun -------------------------------------------------------------
+FAKE_PROGRAMS = {
+    "torchrun": 'echo "torchrun $*"',
+    "python": 'echo "python $*"',
+    "uv": 'echo "uv $*"',
+    "sleep": ":",
+    "scontrol": "echo n1",
+}
+PRELUDE = r"""
+srun() {
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --) shift; break ;;
+      -*) shift ;;
+      *) break ;;
+    esac
+  done
+  local input="" i
+  [ -t 0 ] || input=$(cat)
+  for i in 0 1; do
+    # A child process: it sees the batch shell's exported variables only.
+    SLURM_PROCID=$i SLURM_NODEID=$i SLURM_LOCALID=$i SLURMD_NODENAME=n$((i + 1)) "$@" <<< "$input"
+  done
+}
+"""
+
+
+def run(text: str, tmp_path: Path) -> List[str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, body in FAKE_PROGRAMS.items():
+        path = bin_dir / name
+        path.write_text(f"#!/bin/bash\n{body}\n")
+        path.chmod(0o755)
+    script = tmp_path / "job.sh"
+    script.write_text(text)
+    startup = tmp_path / "startup.sh"  # every non-interactive bash reads it: no real directories
+    startup.write_text("cd() { :; }\n")
+    # a login shell (bash -lc) resets PATH from /etc/profile, then reads this
+    (tmp_path / ".bash_profile").write_text(f"PATH={bin_dir}:$PATH\n. {startup}\n")
+    env = {
+        "BASH_ENV": str(startup),
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "SLURM_JOB_ID": "77",
+        "SLURM_JOB_NUM_NODES": "2",
+        "SLURM_NNODES": "2",
+        "SLURM_JOB_NODELIST": "n[1-2]",
+        "SLURM_PROCID": "0",
+        "SLURM_NODEID": "0",
+        "SLURM_LOCALID": "0",
+        "SLURMD_NODENAME": "n1",
+        "SLURM_NTASKS": "2",
+    }
+    done = subprocess.run(
+        [BASH, "--noprofile", "--norc", "-c", PRELUDE + f"\nsource {script}\n"],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stdout.splitlines() if line.strip()]
+
+
+needs_bash = pytest.mark.skipif(BASH is None, reason="needs bash")
+
+
+# -- TRAIN_CMD over many lines ---------------------------------------------------------------------
+def test_train_cmd_over_many_lines():
+    text = fixture("mlm_torchrun_train_cmd.sbatch")
+    assert findings(text) == [
+        ("SBL202", 23, "$SLURM_JOB_NUM_NODES", "safe"),
+        ("SBL201", 24, "$SLURM_NODEID", "safe"),
+        ("SBL201", 30, "${SLURMD_NODENAME}", "safe"),
+    ]
+    expected = (
+        text.replace("--nnodes=$SLURM_JOB_NUM_NODES", "--nnodes=\\$SLURM_JOB_NUM_NODES")
+        .replace("--node_rank=$SLURM_NODEID", "--node_rank=\\$SLURM_NODEID")
+        .replace("node-${SLURMD_NODENAME}", "node-\\${SLURMD_NODENAME}")
+    )
+    fixed = fix_text(text, SELECT)
+    assert fixed == expected
+    assert len(fixed.encode()) == len(text.encode()) + 3  # exactly three backslashes
+    assert findings(fixed) == []
+    assert_fixed_point(fixed, unsafe=True)
+
+
+@needs_bash
+def test_train_cmd_fix_gives_each_node_its_rank(tmp_path):
+    text = fixture("mlm_torchrun_train_cmd.sbatch")
+    before = [line for line in run(text, tmp_path) if line.startswith("torchrun")]
+    after = [line for line in run(fix_text(text, SELECT), tmp_path) if line.startswith("torchrun")]
+    assert len(before) == len(after) == 2
+    assert all("--node_rank=0 " in line and "node-n1" in line for line in before)
+    assert "--node_rank=0 " in after[0] and "node-n1" in after[0]
+    assert "--node_rank=1 " in after[1] and "node-n2" in after[1]
+    # host-side values still expanded by the batch shell, exported ones by the task
+    assert all("--data-path /lustre/fsw/llm/data/gpt/corpus_text_document" in line for line in after)
+    assert all("--master_addr=n1 --master_port=29500" in line for line in after)
+    assert all("--nnodes=2 " in line and "/logs/77/" in line for line in after)
+
+
+# -- a sweep loop: read <<<, CMD="$CMD …", SRUN_CMD with container flags, bash -lc ----------------------
+def test_sweep_loop_with_srun_cmd():
+    text = fixture("bridge_sweep_loop.sbatch")
+    assert findings(text) == [("SBL201", 19, "$SLURM_LOCALID", "safe")]
+    fixed = fix_text(text, SELECT)
+    assert fixed == text.replace("if [ $SLURM_LOCALID -eq 0 ]", "if [ \\$SLURM_LOCALID -eq 0 ]")
+    assert findings(fixed) == []
+    assert_fixed_point(fixed, unsafe=True)
+
+
+@needs_bash
+def test_sweep_loop_fix_lets_one_task_per_node_sync(tmp_path):
+    text = fixture("bridge_sweep_loop.sbatch")
+    before = run(text, tmp_path)
+    after = run(fix_text(text, SELECT), tmp_path)
+    # two configurations × two tasks: before, every task believes it is local rank 0
+    assert sum(line == "uv sync" for line in before) == 4
+    assert sum(line == "uv sync" for line in after) == 2
+    runs = [line for line in after if line.startswith("uv run")]
+    assert len(runs) == 4
+    assert "model.tensor_model_parallel_size=2" in runs[0] and runs[0].endswith("tp2-pp1-rank0")
+    assert "model.tensor_model_parallel_size=4" in runs[3] and runs[3].endswith("tp4-pp2-rank1")
+
+
+# -- here-documents -----------------------------------------------------------------------------------
+def test_heredoc_steps():
+    text = fixture("heredoc_steps.sbatch")
+    assert findings(text) == [
+        ("SBL201", 12, "$SLURM_PROCID", "safe"),
+        ("SBL201", 13, "$SLURM_PROCID", "safe"),
+        ("SBL203", 18, "$PORT", "unsafe"),
+    ]
+    safe = fix_text(text, SELECT)
+    assert safe == text.replace('echo "task $SLURM_PROCID', 'echo "task \\$SLURM_PROCID').replace(
+        "--rank $SLURM_PROCID --out", "--rank \\$SLURM_PROCID --out"
+    )
+    unsafe = fix_text(text, SELECT, unsafe=True)
+    assert unsafe == safe.replace("\nPORT=29500\n", "\nexport PORT=29500\n")
+    assert findings(unsafe) == []
+    assert_fixed_point(unsafe, unsafe=True)
+
+
+@needs_bash
+def test_heredoc_fixes_at_run_time(tmp_path):
+    text = fixture("heredoc_steps.sbatch")
+    before = run(text, tmp_path)
+    after = run(fix_text(text, SELECT, unsafe=True), tmp_path)
+    assert [line for line in before if line.startswith("python save_shard")] == [
+        "python save_shard.py --rank 0 --out /lustre/fsw/llm/checkpoints/run1"
+    ] * 2
+    assert [line for line in after if line.startswith("python save_shard")] == [
+        "python save_shard.py --rank 0 --out /lustre/fsw/llm/checkpoints/run1",
+        "python save_shard.py --rank 1 --out /lustre/fsw/llm/checkpoints/run1",
+    ]
+    assert [line for line in before if line.startswith("python serve")] == [
+        "python serve.py --rank 0 --port ",
+        "python serve.py --rank 1 --port ",
+    ]
+    assert [line for line in after if line.startswith("python serve")] == [
+        "python serve.py --rank 0 --port 29500",
+        "python serve.py --rank 1 --port 29500",
+    ]
+
+
+# -- the task's environment -----------------------------------------------------------------------------
+def test_task_environment():
+    text = fixture("task_environment.sbatch")
+    assert findings(text) == [
+        ("SBL203", 21, "$SEED", "unsafe"),
+        ("SBL203", 21, "$DATA", "unsafe"),
+        ("SBL203", 24, "$RUN_NAME", "unsafe"),
+        ("SBL203", 24, "$LAYERS", None),  # bash cannot export an array
+        ("SBL203", 27, "$HF_HOME", None),  # --export=NONE,DATA: exporting would not help
+    ]
+    messages = {d.message for d in lint_text(text, ["SBL203"])}
+    assert any("unless the submission environment exports it" in m for m in messages)  # ${RUN_NAME:-…}
+    assert any("cannot export arrays" in m for m in messages)
+    assert any("--export=NONE,DATA" in m for m in messages)
+    assert fix_text(text, SELECT) == text  # only unsafe fixes
+    fixed = fix_text(text, SELECT, unsafe=True)
+    assert fixed == (
+        text.replace("\nDATA=/lustre", "\nexport DATA=/lustre")
+        .replace("\nRUN_NAME=", "\nexport RUN_NAME=")
+        .replace("local SEED=1234", "local -x SEED=1234")
+    )
+    assert [f[2] for f in findings(fixed)] == ["$LAYERS", "$HF_HOME"]
+    assert_fixed_point(fixed, unsafe=True)
+
+
+@needs_bash
+def test_task_environment_fix_at_run_time(tmp_path):
+    text = fixture("task_environment.sbatch")
+    fixed = fix_text(text, SELECT, unsafe=True)
+    before, after = run(text, tmp_path), run(fixed, tmp_path)
+    assert "python train.py --seed  --data " in before
+    assert "python train.py --seed 1234 --data /lustre/fsw/llm/data" in after
+    assert any(line.startswith("python train.py --name  --layers ") for line in before)
+    assert any(line.startswith("python train.py --name baseline --layers  --hf /lustre") for line in after)
+
+
+# -- the step's command line: reported, never "fixed" with a backslash -------------------------------------
+def test_command_line_expansions_have_no_fix():
+    text = fixture("command_line.sbatch")
+    assert findings(text) == [
+        ("SBL201", 8, "$SLURM_NODEID", None),  # ARGS, split into torchrun's argv
+        ("SBL201", 10, "${SLURM_NODEID:-0}", None),
+        ("SBL201", 12, "$SLURM_PROCID", None),  # RANK=… srun
+        ("SBL201", 13, "$SLURM_LOCALID", None),  # --export=ALL,LOCAL_RANK=…
+    ]
+    helps = [d.help for d in lint_text(text, ["SBL201"])]
+    assert "bash -c '… --node_rank=$SLURM_NODEID …'" in helps[0]
+    assert "bash -c '… RANK=$SLURM_PROCID …'" in helps[2]
+    assert fix_text(text, SELECT, unsafe=True) == text
+
+
+# -- expansions the batch shell performs, whose escaping would change something else ------------------------
+def test_not_escapable_when_the_text_is_used_elsewhere():
+    text = fixture("not_escapable.sbatch")
+    found = lint_text(text, SELECT)
+    assert findings(text) == [
+        ("SBL201", 7, "$SLURM_NODEID", None),  # NODE_RANK is also tested in the batch shell
+        ("SBL201", 14, "$SLURM_PROCID", None),  # SHARED_ARGS also goes to a direct argv
+        ("SBL201", 18, "$SLURM_LOCALID", None),  # LAUNCH is exported
+        ("SBL201", 21, "$SLURM_PROCID", None),  # single-quoted inside the command string
+    ]
+    helps = [d.help for d in found]
+    assert "also used outside task command strings" in helps[0]
+    assert "exported" not in helps[0]
+    assert "would not expand it there" in helps[3]
+    assert fix_text(text, SELECT, unsafe=True) == text
+
+
+# -- smaller cases ---------------------------------------------------------------------------------------------
+HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "srun bash -c 'python train.py --rank $SLURM_PROCID --node $SLURM_NODEID'\n",
+        'srun bash -c "python train.py --rank \\${SLURM_PROCID}"\n',
+        "srun bash -c $'python train.py --rank $SLURM_PROCID'\n",
+        'echo "rank $SLURM_PROCID on $SLURMD_NODENAME"\nsrun hostname\n',
+        'if [ "$SLURM_PROCID" = 0 ]; then echo first; fi\nsrun hostname\n',
+        "srun --ntasks=1 bash -c \"echo $SLURM_PROCID $SLURM_LOCALID > /tmp/ready\"\n",
+        "srun --nodes=1 bash -c \"echo $SLURM_NODEID $SLURMD_NODENAME\"\n",
+        'RANK=$(cat /lustre/fsw/llm/rank.txt)\nsrun bash -c "python train.py --rank $RANK"\n',
+        'srun bash -c "python train.py --seed $RANDOM --out $HOME/out"\n',
+        "srun bash <<'EOF'\npython train.py --rank $SLURM_PROCID\nEOF\n",
+        'srun python train.py --job $SLURM_JOB_ID --nodes $SLURM_JOB_NUM_NODES\n',
+    ],
+)
+def test_nothing_to_report(body):
+    assert codes(HEAD + body, SELECT) == []
+
+
+@pytest.mark.parametrize(
+    "body,code",
+    [
+        ('srun sh -c "python train.py --rank $SLURM_PROCID"\n', "SBL201"),
+        ('srun bash -lc "python train.py --rank $RANK"\n', "SBL201"),
+        ('srun bash -c "python train.py --step $SLURM_STEP_ID"\n', "SBL201"),
+        ('srun --nodes=1 --nodelist=n2 bash -c "echo $SLURM_NODEID"\n', "SBL201"),
+        ('srun --ntasks=1 bash -c "echo $SLURM_NODEID $SLURM_STEP_NUM_TASKS"\n', "SBL201"),
+        ('srun bash <<< "python train.py --rank $SLURM_PROCID"\n', "SBL201"),
+        ('srun --gpus-per-task=1 bash -c "python train.py --gpus $CUDA_VISIBLE_DEVICES"\n', "SBL201"),
+        ('srun bash -c "python train.py --gpus $CUDA_VISIBLE_DEVICES"\n', "SBL202"),
+        ('srun bash -c "python train.py --job $SLURM_JOB_ID"\n', "SBL202"),
+    ],
+)
+def test_reported(body, code):
+    assert codes(HEAD + body, SELECT) == [code]
+    fixed = fix_text(HEAD + body, SELECT)
+    assert fixed.count("\\$") == 1 and codes(fixed, SELECT) == []
+
+
+def test_escape_follows_the_chain_to_the_first_assignment():
+    text = HEAD + (
+        'NODE_RANK=$SLURM_NODEID\n'
+        'CMD="python train.py --node-rank $NODE_RANK"\n'
+        'for LR in 1e-4 3e-4; do\n'
+        '  RUN="$CMD --lr $LR"\n'
+        '  echo "launching: $RUN"\n'
+        '  srun --kill-on-bad-exit=1 bash -c "$RUN"\n'
+        "done\n"
+    )
+    assert findings(text) == [("SBL201", 5, "$SLURM_NODEID", "safe")]
+    fixed = fix_text(text, SELECT)
+    assert fixed == text.replace("NODE_RANK=$SLURM_NODEID", "NODE_RANK=\\$SLURM_NODEID")
+    assert_fixed_point(fixed, unsafe=True)
+
+
+def test_partial_step_keeps_job_counts_unfixed():
+    text = HEAD + 'srun --nodes=1 --ntasks=1 bash -c "python prepare.py --world-size $SLURM_NTASKS --job $SLURM_JOB_ID"\n'
+    assert findings(text) == [
+        ("SBL202", 5, "$SLURM_NTASKS", None),
+        ("SBL202", 5, "$SLURM_JOB_ID", "safe"),
+    ]
+
+
+def test_fix_keeps_crlf_line_endings():
+    text = (HEAD + 'CMD="python train.py \\\n  --rank $SLURM_PROCID"\nsrun bash -c "$CMD"\n').replace("\n", "\r\n")
+    fixed = fix_text(text, SELECT)
+    assert fixed == text.replace("--rank $SLURM_PROCID", "--rank \\$SLURM_PROCID")
+    assert fixed.count("\r\n") == text.count("\r\n")
+
+
+@pytest.mark.parametrize(
+    "setup,reported",
+    [
+        ("PORT=29500\n", True),
+        ("PORT=29500\nexport PORT\n", False),
+        ("export PORT\nPORT=29500\n", False),
+        ("declare -x PORT=29500\n", False),
+        ("set -o allexport\nPORT=29500\n", False),
+        ("set -a\nset +a\nPORT=29500\n", True),
+        ("", False),  # never assigned: from the environment, not this rule
+    ],
+)
+def test_export_state_before_the_step(setup, reported):
+    text = HEAD + setup + "srun bash -c 'python serve.py --port $PORT'\n"
+    assert (codes(text, ["SBL203"]) == ["SBL203"]) is reported
+
+
+def test_export_after_the_step_is_too_late():
+    text = HEAD + "PORT=29500\nsrun bash -c 'python serve.py --port $PORT'\nexport PORT\nsrun bash -c 'echo $PORT'\n"
+    assert findings(text) == [("SBL203", 6, "$PORT", "unsafe")]
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "PORT=$PORT srun bash -c 'python serve.py --port $PORT'\n",
+        "env PORT=$PORT srun bash -c 'python serve.py --port $PORT'\n",
+        "srun env PORT=$PORT bash -c 'python serve.py --port $PORT'\n",
+        "srun --export=ALL,PORT bash -c 'python serve.py --port $PORT'\n",
+        "srun --export=ALL,PORT=$PORT bash -c 'python serve.py --port $PORT'\n",
+        "srun --export=$EXPORTS bash -c 'python serve.py --port $PORT'\n",
+        "srun bash -c 'PORT=1; python serve.py --port $PORT'\n",
+        "srun bash -c 'export PORT=$((29500 + SLURM_LOCALID)); python serve.py --port $PORT'\n",
+        "srun bash -c 'for PORT in 1 2; do python serve.py --port $PORT; done'\n",
+        "srun bash -c 'read -r PORT < port.txt; python serve.py --port $PORT'\n",
+    ],
+)
+def test_variable_given_to_the_task_another_way(step):
+    assert codes(HEAD + "PORT=29500\n" + step, ["SBL203"]) == []
+
+
+def test_export_fix_for_conditional_assignments():
+    text = HEAD + (
+        'if [ "$SLURM_JOB_NUM_NODES" -gt 1 ]; then\n'
+        "  PORT=29500\n"
+        "else\n"
+        "  PORT=29600\n"
+        "fi\n"
+        "srun bash -c 'python serve.py --port $PORT'\n"
+    )
+    assert findings(text) == [("SBL203", 10, "$PORT", "unsafe")]
+    fixed = fix_text(text, SELECT, unsafe=True)
+    assert fixed == text.replace("  PORT=", "  export PORT=")
+    assert_fixed_point(fixed, unsafe=True)
+
+
+def test_secret_values_stay_out_of_messages():
+    text = HEAD + 'HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH12\nsrun bash -c "huggingface-cli login --token \\$HF_TOKEN && echo $SLURM_PROCID"\n'
+    for d in lint_text(text, SELECT):
+        for part in (d.message, d.label or "", d.help or "", d.fix.description if d.fix else ""):
+            assert "hf_abcdefghijklmnop" not in part
