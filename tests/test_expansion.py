@@ -313,7 +313,6 @@ def test_nothing_to_report(body):
     "body,code",
     [
         ('srun sh -c "python train.py --rank $SLURM_PROCID"\n', "SBL201"),
-        ('srun bash -lc "python train.py --rank $RANK"\n', "SBL201"),
         ('srun bash -c "python train.py --step $SLURM_STEP_ID"\n', "SBL201"),
         ('srun --nodes=1 --nodelist=n2 bash -c "echo $SLURM_NODEID"\n', "SBL201"),
         ('srun --ntasks=1 bash -c "echo $SLURM_NODEID $SLURM_STEP_NUM_TASKS"\n', "SBL201"),
@@ -327,6 +326,22 @@ def test_reported(body, code):
     assert codes(HEAD + body, SELECT) == [code]
     fixed = fix_text(HEAD + body, SELECT)
     assert fixed.count("\\$") == 1 and codes(fixed, SELECT) == []
+
+
+def test_launcher_variables_are_escaped_only_where_the_task_sets_them():
+    unset = HEAD + 'srun bash -lc "python train.py --rank $RANK --local-rank $LOCAL_RANK"\n'
+    assert findings(unset) == [("SBL201", 5, "$RANK", None), ("SBL201", 5, "$LOCAL_RANK", None)]
+    assert ["\\$SLURM_PROCID" in d.help for d in lint_text(unset, ["SBL201"])] == [True, False]
+    assert "\\$SLURM_LOCALID" in lint_text(unset, ["SBL201"])[1].help
+    own = HEAD + 'srun bash -c "export RANK=\\$SLURM_PROCID; python train.py --rank $RANK"\n'
+    assert findings(own) == [("SBL201", 5, "$RANK", "safe")]
+    assert fix_text(own, SELECT) == own.replace("--rank $RANK", "--rank \\$RANK")
+
+
+def test_task_strings_that_load_an_environment_may_define_anything():
+    for loader in ("source /lustre/fsw/llm/env.sh", ". ./env.sh", "module load cuda", 'eval "$(conda shell.bash hook)"'):
+        text = HEAD + f"CUDA_HOME=/usr/local/cuda\nsrun bash -c '{loader} && nvcc --version && ls $CUDA_HOME'\n"
+        assert codes(text, ["SBL203"]) == [], loader
 
 
 def test_escape_follows_the_chain_to_the_first_assignment():

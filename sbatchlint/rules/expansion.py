@@ -154,6 +154,26 @@ def _same_as_batch_shell(name: str, scope: str, script, step) -> bool:
     return shape.nodes.value == 1
 
 
+# What Slurm itself sets per task for each launcher variable.
+SLURM_EQUIVALENT = {
+    "RANK": "SLURM_PROCID",
+    "ROLE_RANK": "SLURM_PROCID",
+    "PMI_RANK": "SLURM_PROCID",
+    "PMIX_RANK": "SLURM_PROCID",
+    "OMPI_COMM_WORLD_RANK": "SLURM_PROCID",
+    "LOCAL_RANK": "SLURM_LOCALID",
+    "OMPI_COMM_WORLD_LOCAL_RANK": "SLURM_LOCALID",
+    "NODE_RANK": "SLURM_NODEID",
+    "GROUP_RANK": "SLURM_NODEID",
+    "OMPI_COMM_WORLD_NODE_RANK": "SLURM_NODEID",
+}
+
+
+def _assigned_by_task(step, name: str) -> bool:
+    """The task command string assigns the variable itself (``export RANK=$SLURM_PROCID; …``)."""
+    return step.task_values is not None and step.task_values.defined(name)
+
+
 CONSEQUENCE = {
     "task": "every task gets the batch shell's value (task 0's) instead of its own",
     "node": "every task gets the first node's value instead of its own node's",
@@ -367,7 +387,10 @@ class PerTaskVariableExpandedEarly(Rule):
             )
             escaped = "\\" + script.text(entry.site)
             fix = None
-            if entry.escapable:
+            if scope == "launcher" and not all(_assigned_by_task(o.step, entry.name) for o in relevant):
+                # The task's shell has no such variable either: escaping would not give it a value.
+                help = f"use Slurm's per-task value instead: `\\${SLURM_EQUIVALENT.get(entry.name, 'SLURM_PROCID')}`"
+            elif entry.escapable:
                 fix = Fix.safe(f"escape it as `{escaped}` so each task's shell expands it", entry.escape())
                 help = f"write `{escaped}` so each task's shell expands its own value"
             else:
@@ -534,6 +557,14 @@ def _export_list(step) -> Tuple[Optional[bool], Set[str], str]:
     return everything, {n for n in names if n not in ("ALL", "NONE", "NIL")}, option.value
 
 
+# Task commands that may define any variable: the names the string uses are then unknown.
+DEFINES_ANYTHING = frozenset({"source", ".", "eval", "module", "ml", "conda", "mamba", "micromamba", "spack"})
+
+
+def _defines_anything(step) -> bool:
+    return any(command.program in DEFINES_ANYTHING for command in step.task_commands)
+
+
 def _given_to_task(step, name: str) -> bool:
     """``NAME=… srun``, ``env NAME=… srun``, ``srun env NAME=… bash -c`` give it to the task."""
     if any(env.name == name for env in step.command.env):
@@ -559,7 +590,8 @@ class VariableNotExportedToTask(Rule):
         `VAR=… srun` prefix. Names the command string assigns itself (`X=1; … $X`, loop
         variables), names Slurm or the shell set in every task (`SLURM_*`, `CUDA_VISIBLE_DEVICES`,
         `HOSTNAME`…) and names the script never assigns (they come from the environment) are not
-        reported. With `srun --export=` listing variables without `ALL`, a variable missing from
+        reported, nor is anything in a command string that `source`s a file or loads modules
+        (those may define the variable in the task). With `srun --export=` listing variables without `ALL`, a variable missing from
         the list is reported even when it is exported.
     """
     why = """
@@ -652,7 +684,7 @@ class VariableNotExportedToTask(Rule):
             if key in reported or _provided(name) or not IDENTIFIER.match(name):
                 continue
             step = late.step
-            if _given_to_task(step, name):
+            if _given_to_task(step, name) or _defines_anything(step):
                 continue
             everything, listed, written_export = _export_list(step)
             if everything is None or name in listed:
