@@ -871,7 +871,21 @@ def is_secret_variable(script: "Script", name: Optional[str]) -> bool:
 
 
 def find(source: Source) -> List[Secret]:
-    """Every secret span in a file (live or in comments): what outputs must never show."""
+    """Every secret span in a file (live or in comments): what outputs must never show.
+
+    Remembered on the source object: the report layer asks once per finding."""
+    cached = getattr(source, "_secrets_found", None)
+    if cached is not None and cached[0] is source.data:
+        return list(cached[1])
+    found = _find(source)
+    try:
+        source._secrets_found = (source.data, tuple(found))  # type: ignore[attr-defined]
+    except AttributeError:  # pragma: no cover - a source type without attributes
+        pass
+    return found
+
+
+def _find(source: Source) -> List[Secret]:
     if source.path.endswith(".py"):
         return text_scan(source)
     try:

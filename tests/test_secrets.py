@@ -288,6 +288,8 @@ def test_echo_fires(body):
         "srun --export=ALL,HF_TOKEN python fetch.py\n",
         'echo "$HF_HOME $TOKENIZER_DIR"\n',
         'huggingface-cli login --token "$HF_TOKEN"\n',
+        "printf -v AUTH 'Bearer %s' \"$HF_TOKEN\"\n",
+        'echo "export HF_TOKEN=$HF_TOKEN" >> "$HOME/.job_env"\n',
     ],
 )
 def test_secret_use_silent(body):

@@ -334,12 +334,13 @@ class SecretExpandedIntoCommand(Rule):
         (`echo "$KEY" | docker login --password-stdin`) is not reported.
     """
     why = """
-        Expanded early, the value becomes part of the step's command line: every task's
-        arguments show it in `ps` to anyone on the node, it is printed in the job log whenever
-        the command is (`set -x`, error messages, Slurm's own step records), and an `echo` writes
-        it to the log file directly. Escaped, the string carries only `$HF_TOKEN` and each task
-        reads the value from its own environment, which srun fills from the batch shell's
-        exported variables.
+        Expanded early, the value becomes part of the step's command line: srun's and every
+        task shell's arguments show it in `ps` to anyone on the node, and it is printed into the
+        job log whenever the command is (`set -x`, error messages that quote the command), while
+        an `echo` writes it to the log directly. Escaped, the string carries only `$HF_TOKEN` and
+        each task's shell reads the value from its own environment, which srun fills from the
+        batch shell's exported variables. Best of all, the program reads the variable itself
+        (the Hugging Face, W&B and GitHub tools all do) and the value is on no command line.
     """
     fix_safety = """
         In a `bash -c` string the fix is safe: `$HF_TOKEN` becomes `\\$HF_TOKEN`, which the
@@ -466,6 +467,8 @@ class SecretExpandedIntoCommand(Rule):
         for command, in_task in commands:
             if command.program not in ("echo", "printf") or not _prints_to_log(command.node):
                 continue
+            if command.program == "printf" and any(w.text.startswith("-v") for w in command.args[:1]):
+                continue  # printf -v NAME …: assigns, prints nothing
             found: List[Tuple[Span, str]] = []
             for word in command.args:
                 sites = [(s, n) for s, n, _ in batch_sites(script, word.value)] + task_sites(script, word.value)
