@@ -21,7 +21,7 @@ fi
 
 echo "ensure-torch: installing torch==$WANT for $PY"
 t0=$SECONDS
-"$PY" -m pip install --quiet "torch==$WANT"
+"$PY" -m pip install --quiet --root-user-action=ignore "torch==$WANT"
 version="$("$PY" -c 'import torch; print(torch.__version__)')"
 echo "ensure-torch: torch $version installed in $((SECONDS - t0)) s"
 case "$version" in

@@ -27,7 +27,9 @@ ETC_CONF=/etc/slurm/slurm.conf
 FAKEGPU_DIR=/run/fakegpu
 NODES=(n1 n2)
 
-log() { printf 'start-cluster: %s\n' "$*"; }
+# A closed stdout (e.g. '| head') must not kill the script half-way.
+trap '' PIPE
+log() { printf 'start-cluster: %s\n' "$*" 2>/dev/null || true; }
 die() { printf 'start-cluster: ERROR: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root"
@@ -59,20 +61,28 @@ if [ "$need_install" -eq 1 ]; then
     log "installed in $((SECONDS - t0)) s"
 fi
 
+# not_zombie PID: a killed daemon stays a zombie until PID 1 reaps it.
+not_zombie() {
+    local st
+    st="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+    st="${st##*) }"
+    case "${st%% *}" in Z|X|x|"") return 1 ;; esac
+}
+
 # pid_alive PIDFILE COMM: the pid in PIDFILE is running and is COMM.
 pid_alive() {
     local pid
     [ -s "$1" ] || return 1
-    pid="$(tr -dc '0-9' <"$1")"
-    [ -n "$pid" ] && [ -r "/proc/$pid/comm" ] || return 1
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ]
+    pid="$(tr -dc '0-9' 2>/dev/null <"$1")" || return 1
+    [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] || return 1
+    not_zombie "$pid"
 }
 
 # stop_pidfile PIDFILE COMM: TERM, wait, KILL; then drop the pid file.
 stop_pidfile() {
     local pid i
     if pid_alive "$1" "$2"; then
-        pid="$(tr -dc '0-9' <"$1")"
+        pid="$(tr -dc '0-9' 2>/dev/null <"$1")" || return 1
         kill -TERM "$pid" 2>/dev/null || true
         for i in $(seq 1 50); do
             pid_alive "$1" "$2" || break

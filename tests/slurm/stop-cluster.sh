@@ -13,10 +13,14 @@ log() { printf 'stop-cluster: %s\n' "$*"; }
 [ -d "$STATE" ] || { log "no state dir $STATE: nothing to stop"; exit 0; }
 
 pid_of() {
-    local pid
+    local pid st
     [ -s "$1" ] || return 1
-    pid="$(tr -dc '0-9' <"$1")"
+    pid="$(tr -dc '0-9' 2>/dev/null <"$1")" || return 1
     [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] || return 1
+    # a killed daemon stays a zombie until PID 1 reaps it: that is stopped
+    st="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 1
+    st="${st##*) }"
+    case "${st%% *}" in Z|X|x|"") return 1 ;; esac
     echo "$pid"
 }
 
