@@ -544,3 +544,75 @@ def test_unmatched_quote_in_a_directive():
     assert text.encode()[diagnostic.span.start : diagnostic.span.end] == b'"my job'
     assert 'Unmatched `"`' in diagnostic.message
     assert codes_of(text) == ["SBL006"]
+
+
+# -- what a real sbatch says (skipped unless the local test cluster is up) ----------------------
+import shutil
+import subprocess
+
+from sbatchlint import registry
+
+
+def _cluster_up() -> bool:
+    if shutil.which("sbatch") is None or shutil.which("sinfo") is None:
+        return False
+    try:
+        done = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=15)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and bool(done.stdout.strip())
+
+
+requires_slurm = pytest.mark.skipif(not _cluster_up(), reason="Slurm cluster not running: run tests/slurm/start-cluster.sh")
+
+
+def sbatch_test_only(tmp_path, text: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "job.sh"
+    path.write_bytes(text.encode())
+    env = {k: v for k, v in os.environ.items() if k == "SLURM_CONF" or not k.startswith(("SLURM_", "SBATCH_"))}
+    return subprocess.run(
+        ["sbatch", "--test-only", str(path)], capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env
+    )
+
+
+REFUSED = [
+    pytest.param(example, id=f"{rule.code}-bad{index}")
+    for rule in registry.all_rules()
+    if rule.code in ("SBL005", "SBL006", "SBL013")
+    for index, example in enumerate(rule.bad_examples())
+]
+
+
+@requires_slurm
+@pytest.mark.parametrize("example", REFUSED)
+def test_sbatch_refuses_the_bad_examples_and_accepts_their_fix(tmp_path, example):
+    refused = sbatch_test_only(tmp_path, example.source)
+    assert refused.returncode != 0, refused.stderr
+    if example.fixed is not None:
+        accepted = sbatch_test_only(tmp_path, example.fixed)
+        assert accepted.returncode == 0, accepted.stderr
+
+
+@requires_slurm
+@pytest.mark.parametrize(
+    "header,complaint",
+    [
+        ("-N=2", '"=2" is not a valid node count'),
+        ("--mem-per=1G", "is ambiguous"),
+        ("--nice 10", "Invalid directive found in batch script: 10"),
+        ("-ntasks-per-node=2", 'Invalid numeric value "tasks-per-node=2" for --ntasks.'),
+        ('--job-name="my job', "Unmatched"),
+        ("--job-name=a\\ b", "Invalid directive found in batch script: b"),
+    ],
+)
+def test_sbatch_says_what_the_messages_quote(tmp_path, header, complaint):
+    assert codes_of(job(header)), header
+    done = sbatch_test_only(tmp_path, job(header))
+    assert done.returncode != 0 and complaint in done.stderr
+
+
+@requires_slurm
+def test_sbatch_drops_the_rest_of_a_line_after_a_glued_hash(tmp_path):
+    # --nodes=99 would be refused; after the '#' sbatch never sees it.
+    assert sbatch_test_only(tmp_path, job("--job-name=a#b --nodes=99")).returncode == 0
+    assert sbatch_test_only(tmp_path, job("--job-name=a\\#b --nodes=99")).returncode != 0
