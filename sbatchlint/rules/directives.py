@@ -925,6 +925,16 @@ class UnfilledPlaceholder(Rule):
             clean(
                 """
                 #!/bin/bash
+                #SBATCH --account=proj42
+                #SBATCH --nodes=2
+                srun hostname
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
                 #SBATCH --account=proj42  # replace <YOUR_ACCOUNT> with your own
                 #SBATCH --nodes=1
                 ACCOUNT=${SLURM_JOB_ACCOUNT:?set <YOUR_ACCOUNT> first}
