@@ -343,3 +343,20 @@ def test_torchrun_only_in_local_rank_zero_is_one_per_node():
         "--nproc_per_node=8 train.py; fi'\n"
     )
     assert not lint_text(text, ["SBL101"])
+
+
+def test_extra_arguments_after_a_size_may_override_it():
+    text = HEADER + 'srun bash -c "torchrun --nnodes=2 --node_rank=\\$SLURM_NODEID --nproc_per_node=8 t.py --tp 3 $EXTRA"\n'
+    assert not lint_text(text, ["SBL106"])
+    text = HEADER + 'srun torchrun --nnodes=2 --rdzv-backend=c10d --rdzv-endpoint=h:1 --nproc_per_node=8 t.py "$@" --tp 3\n'
+    assert [d.code for d in lint_text(text, ["SBL106"])] == ["SBL106"]
+
+
+def test_a_task_string_that_does_not_parse_is_left_alone():
+    text = HEADER + (
+        'srun bash -c "torchrun --nproc_per_node=4 --rdzv_conf=is_host=\\$(((SLURM_NODEID)) && echo 0 || echo 1) '
+        '--rdzv_backend=c10d --rdzv_endpoint=h:29500 train.py --tp 3"\n'
+    )
+    (launch,) = launches(script(text))
+    assert launch.unparsed
+    assert not lint_text(text, list(LAUNCH_CODES))

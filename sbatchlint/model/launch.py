@@ -268,7 +268,10 @@ class Launch:
     options: List[LaunchOption] = field(default_factory=list)  # the launcher's own options
     entry: Optional[EntryPoint] = None
     args: List[Word] = field(default_factory=list)  # the entry point's arguments
-    options_incomplete: bool = False  # an unknown word stood among the launcher's options
+    # an unknown word stood among the launcher's options (``torchrun $ARGS …``), or the task
+    # string around it did not parse cleanly: an option may be there without the model seeing it
+    options_incomplete: bool = False
+    unparsed: bool = False  # the task string holding it has a parse error: nothing about it is reliable
     index: int = 0  # argv index of the first launcher word
     variants: List["Launch"] = field(default_factory=list)  # every alternative, primary last
     workdir: Optional[str] = None  # the working directory the task starts in, when known
@@ -457,6 +460,10 @@ def parallel_sizes(args: Sequence[Word]) -> Dict[str, ParallelSize]:
         word = args[i]
         text = word.text
         i += 1
+        if not word.known and not is_option_word(word) and not (i > 1 and args[i - 2].text.startswith("-") and "=" not in args[i - 2].text):
+            # ``$EXTRA_ARGS`` / ``"$@"``: may override anything given before it
+            found.clear()
+            continue
         if text.startswith("-"):
             key, eq, rest = text.partition("=")
             name = normalise(key)
@@ -727,7 +734,10 @@ def _generic(step, command, kind, argv, i, launcher, start, workdir, flags, shor
 
 
 def _finish(step, command, kind, launcher, options, entry, args, start, workdir, incomplete=False) -> Launch:
-    return Launch(step, command, kind, list(launcher), options, entry, list(args), incomplete, start, [], workdir)
+    return Launch(
+        step, command, kind, list(launcher), options, entry, list(args),
+        options_incomplete=incomplete, index=start, workdir=workdir,
+    )
 
 
 # -- working directory -----------------------------------------------------------------------------
@@ -877,6 +887,10 @@ def _build(script: "Script") -> List[Launch]:
             launch = recognise(step, command, workdir)
             if launch is None:
                 continue
+            if command.in_string and _tree_has_error(command.node):
+                # the task's string did not parse cleanly: its words may be cut wrongly
+                launch.unparsed = True
+                launch.options_incomplete = True
             variants: List[Launch] = []
             if command.in_string:
                 for other in _string_variants(script, step, index):
@@ -896,6 +910,12 @@ def _build(script: "Script") -> List[Launch]:
                 variant.variants = variants
             out.append(launch)
     return out
+
+
+def _tree_has_error(node) -> bool:
+    while node.parent is not None:
+        node = node.parent
+    return bool(node.has_error)
 
 
 # -- how many tasks a step really runs per node ------------------------------------------------------

@@ -64,6 +64,8 @@ def _nodes_phrase(geo: Geometry) -> str:
 
 def _origin_phrase(script, origin) -> str:
     """ (from `#SBATCH --ntasks-per-node=8`, line 3) / (from the step's `--ntasks-per-node=8`)."""
+    if origin is not None and origin.where == "derived":
+        origin = next((o for o in origin.sources if o.span is not None and o.option == "ntasks"), None)
     if origin is None or origin.span is None:
         return ""
     text = script.text(origin.span)
@@ -241,7 +243,7 @@ class TorchrunMultipleTasksPerNode(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
-            if not launch.elastic or _guarded_per_task(launch):
+            if not launch.elastic or launch.entry is None or launch.unparsed or _guarded_per_task(launch):
                 continue
             step = launch.step
             layout = task_layout(script, step)
@@ -251,7 +253,11 @@ class TorchrunMultipleTasksPerNode(Rule):
             nproc = launch.certain_number("nproc_per_node")
             name = _launcher_name(launch)
             where = "" if layout.ignored is not None else _origin_phrase(script, layout.origin)
-            if tasks is not None and nproc is not None:
+            from_total = layout.origin is not None and (layout.origin.option == "ntasks" or layout.origin.where == "derived")
+            if from_total and layout.total and layout.nodes:
+                each = f" × {nproc} processes" if nproc is not None else ""
+                head = f"{layout.total} tasks{each} on {_plural(layout.nodes, 'node')}{where}: {name} runs once per task"
+            elif tasks is not None and nproc is not None:
                 head = f"{tasks} tasks × {nproc} processes per node{where}: {name} runs once per task"
             elif tasks is not None:
                 head = f"{tasks} tasks per node{where} each run {name}"
@@ -414,7 +420,7 @@ class PreferSrunNative(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
-            if not launch.elastic or launch.entry is None:
+            if not launch.elastic or launch.entry is None or launch.unparsed:
                 continue
             if launch.framework(script.settings) != "megatron-bridge":
                 continue
@@ -528,7 +534,7 @@ class TorchrunMissingNodeArgs(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
-            if not launch.elastic or launch.options_incomplete:
+            if not launch.elastic or launch.options_incomplete or launch.entry is None:
                 continue
             geo = geometry(script, launch.step)
             if not geo.multi_node:
@@ -720,6 +726,8 @@ class TasksGpusMismatch(Rule):
             gpus = geo.gpus_per_node.value
             if gpus is None or gpus == 0 or geo.gpus_per_task.value is not None:
                 continue
+            if launch.unparsed:
+                continue
             if launch.elastic:
                 yield from self._elastic(script, launch, gpus, geo)
             elif launch.kind == SRUN_NATIVE:
@@ -732,9 +740,11 @@ class TasksGpusMismatch(Rule):
         return f"{processes - gpus} processes per node have no GPU of their own (shared devices, out of memory or \"invalid device ordinal\")"
 
     def _elastic(self, script, launch: Launch, gpus: int, geo: Geometry) -> Iterator[Diagnostic]:
+        if launch.options_incomplete:
+            return
         option = launch.option("nproc_per_node")
         if option is None:
-            if launch.options_incomplete or _env_sets(script, launch, "nproc_per_node") or gpus <= 1:
+            if _env_sets(script, launch, "nproc_per_node") or gpus <= 1:
                 return
             nproc = 1
             span = launch.span
@@ -877,7 +887,7 @@ class ParallelismDoesNotDivide(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
-            if launch.entry is None or launch.entry.kind == "code":
+            if launch.entry is None or launch.entry.kind == "code" or launch.unparsed:
                 continue
             world, how = self._world(script, launch)
             if world is None:
