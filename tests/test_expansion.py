@@ -303,6 +303,12 @@ HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --g
         'srun bash -c "python train.py --seed $RANDOM --out $HOME/out"\n',
         "srun bash <<'EOF'\npython train.py --rank $SLURM_PROCID\nEOF\n",
         'srun python train.py --job $SLURM_JOB_ID --nodes $SLURM_JOB_NUM_NODES\n',
+        # the first node's name, frozen on purpose: the rendezvous host
+        'MASTER_ADDR=$SLURMD_NODENAME\nsrun bash -c "torchrun --master_addr=$MASTER_ADDR train.py"\n',
+        'srun bash -c "torchrun --rdzv_endpoint=${HOSTNAME}:29500 --rdzv_backend=c10d train.py"\n',
+        "srun torchrun --rdzv-endpoint $HOSTNAME:29500 --rdzv_backend=c10d train.py\n",
+        # a host-side path the batch shell also uses: expanded early on purpose
+        'OUT=/lustre/fsw/llm/results/$SLURM_JOB_ID\nmkdir -p "$OUT"\nsrun bash -c "python train.py --out $OUT"\n',
     ],
 )
 def test_nothing_to_report(body):
@@ -320,6 +326,8 @@ def test_nothing_to_report(body):
         ('srun --gpus-per-task=1 bash -c "python train.py --gpus $CUDA_VISIBLE_DEVICES"\n', "SBL201"),
         ('srun bash -c "python train.py --gpus $CUDA_VISIBLE_DEVICES"\n', "SBL202"),
         ('srun bash -c "python train.py --job $SLURM_JOB_ID"\n', "SBL202"),
+        ('srun bash -c "python train.py --log-dir /lustre/fsw/llm/logs/$SLURMD_NODENAME"\n', "SBL201"),
+        ('srun bash -c "python train.py --out /lustre/fsw/llm/hosts/$HOSTNAME"\n', "SBL201"),
     ],
 )
 def test_reported(body, code):

@@ -65,6 +65,9 @@ class EarlyExpansion:
     occurrences: List[Occurrence] = field(default_factory=list)
     escapable: bool = False  # ``\\$`` at the site hands the expansion to every task's shell, nothing else
     reason: str = ""  # why it is not escapable
+    # what stands in the way: "quote", "command-line", "task-quoting", "elsewhere" (the text also
+    # reaches the batch shell's own commands, another step's argv, or the environment), "" if none
+    blocker: str = ""
 
     @property
     def steps(self) -> List["Step"]:
@@ -130,7 +133,8 @@ def _early(script: "Script") -> List[EarlyExpansion]:
     flows = _Flows(script)
     contexts: Dict[str, Node] = {}
     for entry in out:
-        entry.escapable, entry.reason = _escapable(script, entry, flows, contexts)
+        entry.blocker, entry.reason = _escapable(script, entry, flows, contexts)
+        entry.escapable = not entry.blocker
     return out
 
 
@@ -203,23 +207,24 @@ def _enclosing_assignment(script: "Script", site: Span) -> Optional[Node]:
 
 
 # -- can the batch shell's expansion be handed to the task? ---------------------------------------
-def _escapable(script: "Script", entry: EarlyExpansion, flows: "_Flows", contexts: Dict[str, Node]) -> Tuple[bool, str]:
+def _escapable(script: "Script", entry: EarlyExpansion, flows: "_Flows", contexts: Dict[str, Node]) -> Tuple[str, str]:
+    """(blocker, reason): what prevents handing the expansion to the task's shell, if anything."""
     if entry.quote not in BACKSLASH_QUOTES:
-        return False, "it is not in a double-quoted or unquoted text where `\\$` works"
+        return "quote", "it is not in a double-quoted or unquoted text where `\\$` works"
     if entry.direct:
-        return False, "it is on the step's command line, where no shell runs in the task"
+        return "command-line", "it is on the step's command line, where no shell runs in the task"
     for occurrence in entry.occurrences:
         if not _task_expands_at(occurrence, entry.name, contexts):
-            return False, "the task's shell would not expand it there (it is quoted or escaped in the command string)"
-    string_nodes = [step.string_word.node for step in script.steps if step.string_word is not None and step.string_word.node is not None]
+            return "task-quoting", "the task's shell would not expand it there (it is quoted or escaped in the command string)"
     assignment = _enclosing_assignment(script, entry.site)
     if assignment is None:
-        if any(_within(entry.site, node) for node in string_nodes):
-            return True, ""
-        return False, "it is not in an assignment or a task string"
-    if not flows.only_into_task_strings(assignment):
-        return False, f"`{entry.holder}` is also used outside task command strings"
-    return True, ""
+        if any(_within(entry.site, node) for node in flows.string_nodes):
+            return "", ""
+        return "elsewhere", "it is not in an assignment or a task string"
+    problem = flows.obstacle(assignment)
+    if problem:
+        return "elsewhere", problem
+    return "", ""
 
 
 def _task_expands_at(occurrence: Occurrence, name: str, contexts: Dict[str, Node]) -> bool:
@@ -260,63 +265,81 @@ class _Flows:
             for step in script.steps
             if step.string_word is not None and step.string_word.node is not None
         ]
-        self.memo: Dict[str, bool] = {}
+        self.memo: Dict[str, Optional[str]] = {}
 
-    def only_into_task_strings(self, assignment: Node) -> bool:
-        """The value assigned here reaches nothing but task strings of steps (and ``echo``)."""
-        if assignment.parent is not None and assignment.parent.type in ("command", "variable_assignments"):
-            return False
-        if assignment.parent is not None and assignment.parent.type == "declaration_command":
-            keyword = assignment.parent.children[0].type if assignment.parent.children else ""
-            if keyword not in ("local", "declare", "typeset"):
-                return False
+    def obstacle(self, assignment: Node) -> Optional[str]:
+        """None when the value assigned here reaches nothing but task strings of steps (and
+        ``echo``); else why not, in words."""
         name_node = assignment.child_by_field_name("name")
         if name_node is None or name_node.type != "variable_name":
-            return False
-        return self._variable(shell.text(name_node, self.script.data), set())
+            return "it is assigned to an array element"
+        name = shell.text(name_node, self.script.data)
+        problem = _declaration_problem(assignment, name)
+        if problem:
+            return problem
+        return self._variable(name, set())
 
-    def _variable(self, name: str, visiting: Set[str]) -> bool:
+    def _variable(self, name: str, visiting: Set[str]) -> Optional[str]:
         if name in self.memo:
             return self.memo[name]
         if name in visiting:
-            return True
+            return None
         visiting.add(name)
-        result = not self.script.values.is_exported(name) and all(
-            self._use(use, visiting) for use in self.uses.get(name, [])
-        )
+        result: Optional[str] = None
+        if self.script.values.is_exported(name):
+            result = f"`{name}` is exported, so every task's environment would hold the escaped text"
+        else:
+            for use in self.uses.get(name, []):
+                result = self._use(name, use, visiting)
+                if result:
+                    break
         visiting.discard(name)
         if not visiting:
             self.memo[name] = result
         return result
 
-    def _use(self, use: Node, visiting: Set[str]) -> bool:
+    def _use(self, name: str, use: Node, visiting: Set[str]) -> Optional[str]:
         span = Span(use.start_byte, use.end_byte)
         if any(_within(span, node) for node in self.string_nodes):
-            return True
+            return None
+        line = self.script.source.line_of(use.start_byte)
+        elsewhere = f"`{name}` is also used outside task command strings (line {line})"
         node = use.parent
         while node is not None:
             kind = node.type
             if kind == "variable_assignment":
-                parent = node.parent
-                if parent is not None and parent.type in ("command", "variable_assignments"):
-                    return False  # NAME=$X cmd: into a command's environment
-                if parent is not None and parent.type == "declaration_command":
-                    keyword = parent.children[0].type if parent.children else ""
-                    if keyword not in ("local", "declare", "typeset"):
-                        return False
                 name_node = node.child_by_field_name("name")
                 if name_node is None or name_node.type != "variable_name":
-                    return False
-                return self._variable(shell.text(name_node, self.script.data), visiting)
+                    return elsewhere
+                target = shell.text(name_node, self.script.data)
+                problem = _declaration_problem(node, target)
+                if problem:
+                    return problem
+                return self._variable(target, visiting)
             if kind == "command":
                 name_node = node.child_by_field_name("name")
                 program = shell.text(name_node, self.script.data).strip() if name_node is not None else ""
-                return program in PRINTERS and not _in_redirect(use, node)
+                if program in PRINTERS and not _in_redirect(use, node):
+                    return None
+                return elsewhere
             if kind in ("string", "concatenation", "expansion", "simple_expansion", "command_name", "array"):
                 node = node.parent
                 continue
-            return False
-        return False
+            return elsewhere
+        return elsewhere
+
+
+def _declaration_problem(assignment: Node, name: str) -> Optional[str]:
+    parent = assignment.parent
+    if parent is not None and parent.type in ("command", "variable_assignments"):
+        return f"`{name}` is set in a command's environment"
+    if parent is not None and parent.type == "declaration_command":
+        keyword = parent.children[0].type if parent.children else ""
+        if keyword == "export":
+            return f"`{name}` is exported, so every task's environment would hold the escaped text"
+        if keyword not in ("local", "declare", "typeset"):
+            return f"`{name}` is declared `{keyword}`"
+    return None
 
 
 def _in_redirect(use: Node, command: Node) -> bool:

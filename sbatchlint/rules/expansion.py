@@ -174,6 +174,36 @@ def _assigned_by_task(step, name: str) -> bool:
     return step.task_values is not None and step.task_values.defined(name)
 
 
+# The batch shell's host is the job's first node: its name frozen early is the usual way to give
+# every task the rendezvous host (MASTER_ADDR=$SLURMD_NODENAME, --rdzv_endpoint=$HOSTNAME:29500).
+HOST_NAME_VARIABLES = frozenset({"SLURMD_NODENAME", "HOSTNAME", "SLURM_TOPOLOGY_ADDR"})
+RENDEZVOUS_HINTS = ("MASTER", "ADDR", "ENDPOINT", "RDZV", "HEAD", "COORD", "LEADER", "HOST", "SERVER", "DIST_URL", "INIT_METHOD")
+
+
+def _first_node_on_purpose(entry: EarlyExpansion, occurrence: Occurrence) -> bool:
+    """A host name frozen early to name the rendezvous host: the first node's is the right one."""
+    if entry.name not in HOST_NAME_VARIABLES:
+        return False
+    if entry.holder and any(hint in entry.holder.upper() for hint in RENDEZVOUS_HINTS):
+        return True
+    before = occurrence.value.text.encode("utf-8")[: occurrence.offset].decode("utf-8", errors="replace")
+    if before and not before[-1].isspace():
+        # inside a word: ``--master_addr=$HOSTNAME`` / ``MASTER_ADDR=$HOSTNAME``, not ``/logs/$HOSTNAME``
+        token = before.split()[-1]
+        if "=" not in token:
+            return False
+        option = token.split("=", 1)[0]
+    elif occurrence.in_string:
+        words = before.split()  # ``--master_addr $HOSTNAME``
+        option = words[-1] if words and words[-1].startswith("-") else ""
+    else:
+        argv = occurrence.step.task_argv
+        index = next((i for i, word in enumerate(argv) if word is occurrence.word), 0)
+        option = argv[index - 1].text if index > 0 and argv[index - 1].text.startswith("-") else ""
+    option = option.upper().replace("-", "_")
+    return any(hint in option for hint in RENDEZVOUS_HINTS)
+
+
 CONSEQUENCE = {
     "task": "every task gets the batch shell's value (task 0's) instead of its own",
     "node": "every task gets the first node's value instead of its own node's",
@@ -360,6 +390,7 @@ class PerTaskVariableExpandedEarly(Rule):
                 for o in entry.occurrences
                 if early_scope(entry.name, script, o.step) not in (None, "job")
                 and not _same_as_batch_shell(entry.name, early_scope(entry.name, script, o.step) or "", script, o.step)
+                and not _first_node_on_purpose(entry, o)
             ]
             if not relevant:
                 continue
@@ -484,6 +515,8 @@ class JobVariableExpandedEarly(Rule):
         for entry in early_expansions(script):
             if not entry.in_string:
                 continue
+            if entry.blocker == "elsewhere":
+                continue  # a host-side value (a results path…) the batch shell also uses: expanded early on purpose
             steps = entry.steps
             if not steps or any(early_scope(entry.name, script, step) != "job" for step in steps):
                 continue
