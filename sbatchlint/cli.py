@@ -84,7 +84,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     from .report import formatter
     from .report.text import summary_line
     from .runner import CommandLine, Job, Resolver, run_all
-    from .secrets import RedactingStream
+    from .secrets import RedactingStream, redacting_excepthook
 
     if not paths:
         raise click.UsageError("no files given: try `sbatchlint examples/` or `sbatchlint job.sh`")
@@ -117,6 +117,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     workers = jobs or os.cpu_count() or 1
     results = []
     out = RedactingStream(click.get_text_stream("stdout"))
+    sys.excepthook = redacting_excepthook(out)  # a crash's traceback must not show a secret either
     stream = RedactingStream(click.get_text_stream("stderr")) if ((fix or unsafe_fixes) and "-" in paths) else out
     color = use_color(stream)
     render = formatter(output_format)
