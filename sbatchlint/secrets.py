@@ -968,3 +968,16 @@ class RedactingStream:
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
+
+
+def redacting_excepthook(stream: RedactingStream):
+    """A ``sys.excepthook`` that prints a crash's traceback with every secret ``stream`` knows masked."""
+
+    def hook(kind, error, tb) -> None:
+        import sys
+        import traceback
+
+        text = "".join(traceback.format_exception(kind, error, tb))
+        sys.stderr.write(redact(text, stream._values))
+
+    return hook

@@ -131,7 +131,11 @@ FIXES = [
     ("wandb login %s\n" % WANDB, "wandb login\n"),
     ('wandb login --relogin "%s" && echo ok\n' % WANDB, "wandb login && echo ok\n"),
     ("srun --export=ALL,HF_TOKEN=%s python fetch.py\n" % HF, "srun --export=ALL,HF_TOKEN python fetch.py\n"),
-    ("#SBATCH --export=ALL,HF_TOKEN=%s\nsrun hostname\n" % HF, None),  # see test below
+    (
+        "srun --container-image=img --container-env=HF_TOKEN=%s python fetch.py\n" % HF,
+        "srun --container-image=img --container-env=HF_TOKEN python fetch.py\n",
+    ),
+    ("srun --export ALL,WANDB_API_KEY=%s python train.py\n" % WANDB, "srun --export ALL,WANDB_API_KEY python train.py\n"),
     (
         'srun bash -c "python fetch.py --token %s"\n' % HF,
         'srun bash -c "python fetch.py --token \\%s"\n' % ref("HF_TOKEN"),
@@ -144,7 +148,7 @@ FIXES = [
 ]
 
 
-@pytest.mark.parametrize("body,fixed", [f for f in FIXES if f[1] is not None], ids=[f"fix{i}" for i in range(len(FIXES) - 1)])
+@pytest.mark.parametrize("body,fixed", FIXES, ids=[f"fix{i}" for i in range(len(FIXES))])
 def test_hardcoded_secret_fix(body, fixed):
     assert fix_text(HEAD + body, ["SBL401"]) == HEAD + body, "the fix is unsafe"
     after = fix_text(HEAD + body, ["SBL401"], unsafe=True)
@@ -456,3 +460,17 @@ def test_an_internal_error_does_not_show_a_secret(monkeypatch, tmp_path):
     monkeypatch.setattr(runner, "lint", broken)
     result = runner.run_job(runner.Job(str(script), "job.sh", Options()))
     assert result.error and "internal error" in result.error and HF not in result.error
+
+
+def test_a_crash_traceback_does_not_show_a_secret(capsys):
+    import io
+
+    stream = secrets.RedactingStream(io.StringIO())
+    stream.remember([HF])
+    hook = secrets.redacting_excepthook(stream)
+    try:
+        raise RuntimeError(f"unexpected value {HF}")
+    except RuntimeError as err:
+        hook(type(err), err, err.__traceback__)
+    printed = capsys.readouterr().err
+    assert "RuntimeError" in printed and HF not in printed and "hf_…" in printed
