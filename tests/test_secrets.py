@@ -439,6 +439,13 @@ def test_no_output_ever_shows_a_secret(tmp_path):
     fixed = (tmp_path / "copy2.sh").read_text()
     for token in (HF, GH, WANDB, OPENAI, PASSWORD):
         assert token not in fixed
+    # several files in worker processes
+    batch = tmp_path / "many"
+    batch.mkdir()
+    for index in range(5):
+        shutil.copy(script, batch / f"job{index}.sh")
+    for output_format in formats:
+        _assert_clean(_run([str(batch), "-j", "2", "--output-format", output_format], tmp_path), "-j 2 " + output_format)
     # stdin, explain, rules
     done = subprocess.run([sys.executable, "-m", "sbatchlint", "-", "--stdin-filename", "job.sh"], input=E2E_SCRIPT,
                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
