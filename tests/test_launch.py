@@ -360,3 +360,20 @@ def test_a_task_string_that_does_not_parse_is_left_alone():
     (launch,) = launches(script(text))
     assert launch.unparsed
     assert not lint_text(text, list(LAUNCH_CODES))
+
+
+def test_no_sbl101_fix_when_the_script_reads_the_task_count():
+    text = (
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+        "srun bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=$SLURM_NTASKS_PER_NODE train.py'\n"
+    )
+    (finding,) = lint_text(text, ["SBL101"])
+    assert finding.fix is None
+
+
+def test_sbl103_node_count_of_a_step_with_its_own_nodes():
+    header = "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+    fixed = fix_text(header + "srun -N2 bash -c 'torchrun --nproc_per_node=8 train.py'\n", ["SBL103"])
+    assert "torchrun --nnodes=${SLURM_NNODES} --node_rank=${SLURM_NODEID} --nproc_per_node=8" in fixed
+    fixed = fix_text(header + "srun -N2 torchrun --rdzv_backend=c10d --rdzv_endpoint=h:1 --nproc_per_node=8 t.py\n", ["SBL103"])
+    assert "srun -N2 torchrun --nnodes=2 --rdzv_backend=c10d" in fixed

@@ -93,6 +93,34 @@ def _other_steps_inherit(script, step: Step) -> bool:
     return False
 
 
+# Variables whose value changes when a step's task count changes.
+TASK_COUNT_VARIABLES = frozenset(
+    {
+        "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE",
+        "SLURM_STEP_NUM_TASKS", "SLURM_STEP_TASKS_PER_NODE",
+    }
+)
+
+
+def _reads_task_counts(script) -> bool:
+    """The script (or a task command) reads Slurm's task counts, e.g.
+    ``--nproc_per_node=$SLURM_NTASKS_PER_NODE``: changing the count would change that too."""
+    from ..shell import walk
+
+    for node in walk(script.root):
+        if node.type == "variable_name" and script.values._text(node) in TASK_COUNT_VARIABLES:
+            return True
+    for launch in launches(script):
+        for word in launch.command.argv:
+            if any(p.name in TASK_COUNT_VARIABLES for p in word.pieces):
+                return True
+    for step in script.steps:
+        for command in step.task_commands:
+            if any(p.name in TASK_COUNT_VARIABLES for w in command.argv for p in w.pieces):
+                return True
+    return False
+
+
 def _step_insertion(step: Step) -> Tuple[Optional[int], str]:
     """Where to add an option to this step only, and the quoting there.
 
@@ -145,7 +173,9 @@ class TorchrunMultipleTasksPerNode(Rule):
         Safe: the step gets one task per node where its count is set. The header's
         `--ntasks-per-node` is set to 1 when no other step relies on it; otherwise the torchrun
         step gets `--ntasks=<nodes> --ntasks-per-node=1` of its own (both are needed: srun ignores
-        a step's `--ntasks-per-node` alone when the job fixes the task count).
+        a step's `--ntasks-per-node` alone when the job fixes the task count). There is no fix
+        when the script reads the task count itself (`$SLURM_NTASKS_PER_NODE`,
+        `$SLURM_NTASKS`…, often as `--nproc_per_node`): that value would change too.
     """
     examples = (
         Bad(
@@ -283,7 +313,7 @@ class TorchrunMultipleTasksPerNode(Rule):
             )
 
     def _fix(self, script, step: Step, layout) -> Optional[Fix]:
-        if step.options_incomplete:
+        if step.options_incomplete or _reads_task_counts(script):
             return None
         geo = geometry(script, step)
         description = "run one task per node in the torchrun step"
@@ -374,8 +404,19 @@ class PreferSrunNative(Rule):
         shell expands too early; with the wrong task count it multiplies the processes.
     """
     fix_safety = """
-        No automatic fix here: moving to srun-native changes the header's task count, the step
-        and the command together.
+        Unsafe: the fix migrates the step. The task count becomes the GPUs per node where it is
+        set (the header's `--ntasks-per-node`, a new header line, or the step's own flags), the
+        entry point is started directly (`uv run python -m torch.distributed.run OPTS x.py ARGS`
+        becomes `uv run python x.py ARGS`, `torchrun` becomes `python`, in a `bash -c` string
+        too, escapes of the removed options included), and `MASTER_ADDR`/`MASTER_PORT`/`RANK`…
+        assignments that nothing else reads are removed. Every other byte stays. It changes how
+        the job starts, so it needs `--unsafe-fixes`. There is no fix when the migration cannot
+        be certain, and the help says why: torchrun options srun has no equivalent for
+        (`--max_restarts=3`, `--redirects`…), `--nproc_per_node` different from the GPUs per node
+        (the world size would change: SBL104 first), options hidden in a run-time value, a
+        command string assembled in a way a byte edit cannot follow, or a header task count
+        other steps rely on. The edited script is parsed again before the fix is offered: the
+        migrated command must be the old one without the launcher, every other step unchanged.
     """
     examples = (
         Bad(
@@ -389,7 +430,61 @@ class PreferSrunNative(Rule):
                 srun --kill-on-bad-exit=1 bash -c 'uv run python -m torch.distributed.run --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 examples/recipes/llama/pretrain_llama3_8b.py'
                 """
             ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                cd /lustre/proj/Megatron-Bridge
+                srun --kill-on-bad-exit=1 bash -c 'uv run python examples/recipes/llama/pretrain_llama3_8b.py'
+                """
+            ),
+            unsafe=True,
             contains="srun-native",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                export MASTER_PORT=29500
+                TRAIN_CMD="cd /lustre/proj/Megatron-Bridge && uv run python -m torch.distributed.run \\
+                  --nproc_per_node=8 --nnodes=\\${SLURM_JOB_NUM_NODES} --node_rank=\\${SLURM_NODEID} \\
+                  --master_addr=\\$MASTER_ADDR --master_port=\\$MASTER_PORT \\
+                  scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config"
+                srun --kill-on-bad-exit=1 bash -c "$TRAIN_CMD"
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                TRAIN_CMD="cd /lustre/proj/Megatron-Bridge && uv run python \\
+                  scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config"
+                srun --kill-on-bad-exit=1 bash -c "$TRAIN_CMD"
+                """
+            ),
+            unsafe=True,
+            title="a TRAIN_CMD string: torchrun, its escaped node rank and the rendezvous exports go",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                cd /lustre/proj/Megatron-Bridge
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --max_restarts=3 --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 scripts/training/run_recipe.py'
+                """
+            ),
+            title="restarts have no srun-native equivalent: reported, not migrated",
         ),
         Good(
             clean(
@@ -424,17 +519,22 @@ class PreferSrunNative(Rule):
                 continue
             if launch.framework(script.settings) != "megatron-bridge":
                 continue
+            from ..migrate import plan
+
             geo = geometry(script, launch.step)
             gpus = geo.gpus_per_node.value
             per_gpu = f"--ntasks-per-node={gpus}" if gpus else "--ntasks-per-node=<GPUs per node>"
+            migration = plan(script, launch)
+            by_hand = f"srun {per_gpu} … uv run python {launch.entry.name} …"
             yield self.report(
                 script,
                 launch.span,
                 f"Megatron-Bridge entry point `{launch.entry.name}` is launched through {_launcher_name(launch)}: "
                 "Bridge sets up distributed from Slurm's variables, so run it srun-native (one task per GPU) "
                 "and drop the launcher's node rank, node count and rendezvous",
+                migration.fix,
                 label="launcher not needed",
-                help=f"srun {per_gpu} … uv run python {launch.entry.name} …",
+                help=by_hand if migration.fix is not None else f"no automatic migration: {migration.reason}; by hand: {by_hand}",
             )
 
 
@@ -460,7 +560,8 @@ class TorchrunMissingNodeArgs(Rule):
     fix_safety = """
         Safe when the command is a string run by the task's shell (`bash -c "$CMD"`): the missing
         `--nnodes=${SLURM_JOB_NUM_NODES} --node_rank=${SLURM_NODEID}` are inserted right after the
-        launcher, with `\\$` inside a double-quoted string so each task expands its own node ID.
+        launcher, with `\\$` inside a double-quoted string so each task expands its own node ID
+        (`${SLURM_NNODES}`, the step's own count, when the step sets `--nodes` itself).
         When torchrun is written directly on srun's command line, the batch shell would expand
         `$SLURM_NODEID` once, on the first node, and give every node rank 0: there is no fix
         then (only a missing `--nnodes`, a job-wide value, is added); the report's help shows
@@ -588,7 +689,7 @@ class TorchrunMissingNodeArgs(Rule):
                 script,
                 launch.span,
                 f"{name} on {nodes} without {written}: {consequence}",
-                self._fix(launch, missing),
+                self._fix(script, launch, missing),
                 label=f"missing {written}",
                 help=self._help(launch),
             )
@@ -604,23 +705,36 @@ class TorchrunMissingNodeArgs(Rule):
             "or use --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500"
         )
 
-    def _fix(self, launch: Launch, missing: List[str]) -> Optional[Fix]:
+    def _fix(self, script, launch: Launch, missing: List[str]) -> Optional[Fix]:
         offset, quote = launch.insertion_after_launcher()
         if offset is None:
             return None
-        values = {"nnodes": "SLURM_JOB_NUM_NODES", "node_rank": "SLURM_NODEID"}
+        own_nodes = launch.step.option("nodes") is not None
         if launch.in_string:
+            # the task's shell expands them: each node its own ID; a step with its own -N sees
+            # its node count as SLURM_NNODES (SLURM_JOB_NUM_NODES is the job's)
             if quote == '"':
                 dollar = "\\$"
             elif quote in ("'", "$'"):
                 dollar = "$"
             else:
                 return None
+            values = {
+                "nnodes": dollar + ("{SLURM_NNODES}" if own_nodes else "{SLURM_JOB_NUM_NODES}"),
+                "node_rank": dollar + "{SLURM_NODEID}",
+            }
         else:
+            # the batch shell expands them once: right for the node count, never for the node ID
             if "node_rank" in missing or quote not in ("", '"'):
-                return None  # the batch shell would give every node node 0's ID
-            dollar = "$"
-        text = "".join(f" {launch.spelling(m)}={dollar}{{{values[m]}}}" for m in missing)
+                return None
+            if own_nodes:
+                count = geometry(script, launch.step).nodes.value
+                if count is None:
+                    return None
+                values = {"nnodes": str(count)}
+            else:
+                values = {"nnodes": "${SLURM_JOB_NUM_NODES}"}
+        text = "".join(f" {launch.spelling(m)}={values[m]}" for m in missing)
         return Fix.safe(f"add {text.strip()} after the launcher", Edit.insert(offset, text))
 
 
