@@ -53,6 +53,8 @@ def only(text: str):
         ("srun env NCCL_DEBUG=INFO torchrun train.py", TORCHRUN, "torchrun", "train.py"),
         ("srun conda run -n env python train.py", SRUN_NATIVE, "conda run -n env python", "train.py"),
         ("srun bash -c 'cd /w && torchrun --nnodes 2 train.py'", TORCHRUN, "torchrun", "train.py"),
+        ("srun apptainer exec --nv -B /l:/l img.sif torchrun t.py", TORCHRUN, "apptainer exec --nv -B /l:/l img.sif torchrun", "t.py"),
+        ("srun singularity run --pwd /w img.sif python t.py", SRUN_NATIVE, "singularity run --pwd /w img.sif python", "t.py"),
     ],
 )
 def test_recognise(command, kind, program, entry):
@@ -377,3 +379,8 @@ def test_sbl103_node_count_of_a_step_with_its_own_nodes():
     assert "torchrun --nnodes=${SLURM_NNODES} --node_rank=${SLURM_NODEID} --nproc_per_node=8" in fixed
     fixed = fix_text(header + "srun -N2 torchrun --rdzv_backend=c10d --rdzv_endpoint=h:1 --nproc_per_node=8 t.py\n", ["SBL103"])
     assert "srun -N2 torchrun --nnodes=2 --rdzv_backend=c10d" in fixed
+
+
+def test_sbl106_skips_one_process_per_node():
+    text = HEADER + "srun python -m vllm.entrypoints.openai.api_server --tensor-parallel-size 3\n"
+    assert not lint_text(text, ["SBL106"])

@@ -11,7 +11,8 @@ string), the launcher is recognised behind wrappers (``exec``, ``env X=1``, ``uv
 - ``accelerate``: ``accelerate launch`` (or ``python -m accelerate.commands.launch``);
 - ``deepspeed``: ``deepspeed`` (or ``python -m deepspeed.launcher.runner``).
 
-Every argument stays a ``Word`` (with its source spans), the launcher's own options are read with
+``apptainer``/``singularity exec [opts] IMAGE`` in front is read through (its ``--pwd`` sets the
+working directory). Every argument stays a ``Word`` (with its source spans), the launcher's own options are read with
 its option table (both ``_`` and ``-`` spellings, ``=value`` or a separate value, unique
 abbreviations as argparse allows), and the parallelism sizes the entry point receives
 (``--tp 2``, ``--tensor-model-parallel-size 2``, ``model.tensor_model_parallel_size=2``…) are
@@ -75,6 +76,15 @@ RUNNERS: Dict[str, Tuple[str, ...]] = {
     "poetry": ("-C", "--directory", "-P", "--project"),
     "pixi": ("-e", "--environment", "--manifest-path"),
     "pdm": ("-p", "--project"),
+}
+# ``apptainer exec [opts] IMAGE CMD``: options that take a separate value.
+CONTAINER_RUNNERS: Dict[str, Tuple[str, ...]] = {
+    name: (
+        "-B", "--bind", "--mount", "--env", "--env-file", "--pwd", "-H", "--home", "-o", "--overlay",
+        "-W", "--workdir", "--scratch", "-S", "--security", "--apply-cgroups", "--hostname",
+        "--network", "--network-args", "--nv-ccli", "--app", "--drop-caps", "--add-caps",
+    )
+    for name in ("apptainer", "singularity")
 }
 # Python interpreter options that take a separate value.
 PYTHON_VALUE_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
@@ -289,8 +299,15 @@ class Launch:
 
     @property
     def span(self) -> Span:
-        """The launcher words (``torchrun``, ``python -m torch.distributed.run``)."""
-        return cover(self.launcher)
+        """The launcher words (``torchrun``, ``python -m torch.distributed.run``), without the
+        runners in front of them (``uv run``, ``apptainer exec … IMAGE``)."""
+        first = 0
+        for index, word in enumerate(self.launcher):
+            name = posixpath.basename(word.text) if word.known else ""
+            if PYTHON.match(name) or name in ("torchrun", "accelerate", "deepspeed"):
+                first = index
+                break
+        return cover(self.launcher[first:])
 
     @property
     def program(self) -> str:
@@ -550,6 +567,27 @@ def recognise(step: Step, command: Command, workdir: Optional[str] = None) -> Op
             if text.endswith(".py") and not PYTHON.match(posixpath.basename(text)):
                 # ``uv run script.py``: uv runs it with the project's Python
                 return _finish(step, command, SRUN_NATIVE, launcher, [], EntryPoint("script", [argv[i]]), argv[i + 1 :], start, workdir)
+            continue
+        if program in CONTAINER_RUNNERS and _text(argv, i + 1) in ("exec", "run"):
+            takes_value = CONTAINER_RUNNERS[program]
+            launcher.extend(argv[i : i + 2])
+            i += 2
+            while i < len(argv):
+                t = _text(argv, i)
+                if t is None or not t.startswith("-"):
+                    break
+                name, eq, value = t.partition("=")
+                if name == "--pwd" and (eq or i + 1 < len(argv)):
+                    pwd = value if eq else _text(argv, i + 1)
+                    if pwd and "${" not in pwd:
+                        workdir = _join(workdir, pwd)
+                step_by = 2 if t in takes_value else 1
+                launcher.extend(argv[i : i + step_by])
+                i += step_by
+            if _text(argv, i) is None:
+                return None
+            launcher.append(argv[i])  # the image
+            i += 1
             continue
         if PYTHON.match(program):
             launcher.append(argv[i])

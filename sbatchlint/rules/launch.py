@@ -525,7 +525,8 @@ class PreferSrunNative(Rule):
             gpus = geo.gpus_per_node.value
             per_gpu = f"--ntasks-per-node={gpus}" if gpus else "--ntasks-per-node=<GPUs per node>"
             migration = plan(script, launch)
-            by_hand = f"srun {per_gpu} … uv run python {launch.entry.name} …"
+            entry = ("-m " if launch.entry.kind == "module" else "") + launch.entry.name
+            by_hand = f"srun {per_gpu} … uv run python {entry} …"
             yield self.report(
                 script,
                 launch.span,
@@ -926,7 +927,8 @@ class ParallelismDoesNotDivide(Rule):
         `--tensor-model-parallel-size 2`, `model.tensor_model_parallel_size=2`, `--pp`, `--cp`,
         `--ep`, `--etp`, `--expert-tensor-parallel-size`…), following variables, and checks
         that the world size (nodes × GPUs per node) is a multiple of TP·PP·CP and of
-        ETP·EP·PP. A step in a loop over configurations (`for CONFIG in "${CONFIGS[@]}"` with
+        ETP·EP·PP, for launches that start one process per GPU (torchrun and friends, or
+        srun-native with several tasks per node). A step in a loop over configurations (`for CONFIG in "${CONFIGS[@]}"` with
         `IFS=, read -r TP PP EP`) is checked once per configuration. Sizes that are not known
         statically are left out (never guessed).
     """
@@ -1002,6 +1004,10 @@ class ParallelismDoesNotDivide(Rule):
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
             if launch.entry is None or launch.entry.kind == "code" or launch.unparsed:
+                continue
+            if launch.kind == SRUN_NATIVE and not task_layout(script, launch.step).more_than_one:
+                # one process per node (vLLM, Ray, a single-process multi-GPU program): its
+                # sizes are not split over nodes × GPUs ranks
                 continue
             world, how = self._world(script, launch)
             if world is None:
