@@ -13,6 +13,9 @@ assignment last ("primary").
 """
 from __future__ import annotations
 
+import bisect
+from functools import cached_property
+
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -23,6 +26,8 @@ from ..source import Span
 
 MAX_ALTERNATIVES = 16
 MAX_DEPTH = 12
+MAX_CHAIN = 64  # assignments evaluated inside one another (``A=$B``, ``B=$C``…)
+MAX_PIECES = 4096  # a value assembled from more pieces than this is treated as unknown
 
 # Constructs whose body may run zero, one or several times, or only on some paths.
 CONDITIONAL_TYPES = frozenset(
@@ -79,11 +84,11 @@ class Piece:
 class Value:
     pieces: Tuple[Piece, ...]
 
-    @property
+    @cached_property
     def known(self) -> bool:
         return all(p.known for p in self.pieces)
 
-    @property
+    @cached_property
     def text(self) -> str:
         """The value, unknown pieces rendered as ``${NAME}``."""
         return "".join(p.render() for p in self.pieces)
@@ -94,14 +99,30 @@ class Value:
     def unknown_names(self) -> List[str]:
         return [p.name for p in self.pieces if not p.known and p.name]
 
-    def slice(self, start: int, end: int) -> "Value":
-        """The pieces that make up bytes [start, end) of ``text.encode()``; exact pieces are cut."""
-        out: List[Piece] = []
+    @cached_property
+    def _layout(self) -> Tuple[List[int], List[int], List[bytes]]:
+        """Byte start and end of every piece in ``text.encode()``, and its bytes (computed once)."""
+        starts: List[int] = []
+        ends: List[int] = []
+        raws: List[bytes] = []
         position = 0
         for piece in self.pieces:
             raw = piece.render().encode("utf-8")
-            p_start, p_end = position, position + len(raw)
-            position = p_end
+            starts.append(position)
+            position += len(raw)
+            ends.append(position)
+            raws.append(raw)
+        return starts, ends, raws
+
+    def slice(self, start: int, end: int) -> "Value":
+        """The pieces that make up bytes [start, end) of ``text.encode()``; exact pieces are cut."""
+        out: List[Piece] = []
+        starts, ends, raws = self._layout
+        for index in range(bisect.bisect_left(ends, start), len(self.pieces)):
+            piece, raw = self.pieces[index], raws[index]
+            p_start, p_end = starts[index], ends[index]
+            if p_start > end:
+                break
             if p_end <= start or p_start >= end:
                 if not (p_start == p_end == start):
                     continue
@@ -168,6 +189,10 @@ class Values:
         self.assignments: Dict[str, List[Assignment]] = {}
         self.exports: Dict[str, List[Export]] = {}
         self._allexport = False  # ``set -a`` / ``set -o allexport`` in effect (source order)
+        # What each assignment evaluates to does not depend on where it is used: computed once,
+        # so ``CMD="$CMD …"`` chains cost one evaluation per link and are never cut short.
+        self._assignment_memo: Dict[Tuple[int, int, str, str], List[Value]] = {}
+        self._evaluating: set = set()
         self._collect(root)
 
     # -- collection -------------------------------------------------------------------------
@@ -342,6 +367,26 @@ class Values:
         return False
 
     def _assignment_values(self, assignment: Assignment, depth: int) -> List[Value]:
+        """The values an assignment gives its variable (memoised; a fresh depth budget each, so
+        a long chain of assignments is followed to its start)."""
+        key = (assignment.span.start, assignment.span.end, assignment.kind, assignment.name)
+        found = self._assignment_memo.get(key)
+        if found is not None:
+            return found
+        if key in self._evaluating or len(self._evaluating) > MAX_CHAIN:
+            return [Value((Piece("", None, known=False, name=assignment.name),))]
+        self._evaluating.add(key)
+        try:
+            found = self._compute_assignment_values(assignment, 0)
+        finally:
+            self._evaluating.discard(key)
+        if any(len(value.pieces) > MAX_PIECES for value in found):
+            # ``T="$T $T"`` doubles at every link: past this size the value is not worth knowing
+            found = [Value((Piece("", None, known=False, name=assignment.name),))]
+        self._assignment_memo[key] = found
+        return found
+
+    def _compute_assignment_values(self, assignment: Assignment, depth: int) -> List[Value]:
         name = assignment.name
         unknown = Value((Piece("", None, known=False, name=name),))
         if assignment.kind in ("for", "read"):
@@ -536,7 +581,10 @@ class Values:
                 pieces.append(Piece(self._slice(span), span, quote))
 
         while i < end:
-            if data[i] == 92 and i + 1 < end:  # backslash
+            i = data.find(b"\\", i, end)  # jump to the next backslash: the rest is plain text
+            if i < 0:
+                break
+            if i + 1 < end:
                 nxt = data[i + 1 : i + 2]
                 if escapable is None or nxt in escapable:
                     flush(i)
