@@ -400,6 +400,11 @@ def test_export_state_before_the_step(setup, reported):
     assert (codes(text, ["SBL203"]) == ["SBL203"]) is reported
 
 
+def test_task_level_command_substitution():
+    text = HEAD + 'CFG_FILE=/lustre/fsw/llm/cfg/run.yaml\nsrun bash -c "python train.py --cfg \\$(cat \\$CFG_FILE) --rank \\$SLURM_PROCID"\n'
+    assert findings(text) == [("SBL203", 6, "\\$CFG_FILE", "unsafe")]
+
+
 def test_export_after_the_step_is_too_late():
     text = HEAD + "PORT=29500\nsrun bash -c 'python serve.py --port $PORT'\nexport PORT\nsrun bash -c 'echo $PORT'\n"
     assert findings(text) == [("SBL203", 6, "$PORT", "unsafe")]
@@ -444,3 +449,12 @@ def test_secret_values_stay_out_of_messages():
     for d in lint_text(text, SELECT):
         for part in (d.message, d.label or "", d.help or "", d.fix.description if d.fix else ""):
             assert "hf_abcdefghijklmnop" not in part
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.sbatch")))
+def test_fixing_a_fixture_adds_no_error_of_any_rule(name):
+    text = fixture(name)
+    before = {d.code for d in lint_text(text) if d.severity.value == "error"}
+    fixed = fix_text(text, SELECT, unsafe=True)
+    after = [f"{d.code}: {d.message}" for d in lint_text(fixed) if d.severity.value == "error" and d.code not in before]
+    assert not after

@@ -384,3 +384,11 @@ def test_sbl103_node_count_of_a_step_with_its_own_nodes():
 def test_sbl106_skips_one_process_per_node():
     text = HEADER + "srun python -m vllm.entrypoints.openai.api_server --tensor-parallel-size 3\n"
     assert not lint_text(text, ["SBL106"])
+
+
+def test_a_default_that_slurm_never_uses_is_not_a_value():
+    text = HEADER + 'NNODES=${SLURM_JOB_NUM_NODES:-1}\nsrun bash -c "torchrun --nnodes=$NNODES --node_rank=\\$SLURM_NODEID --nproc_per_node=8 t.py"\n'
+    assert not lint_text(text, ["SBL103"])
+    text = HEADER + 'srun bash -c "torchrun --nnodes=1 --node_rank=\\$SLURM_NODEID --nproc_per_node=8 t.py"\n'
+    (finding,) = lint_text(text, ["SBL103"])
+    assert "`--nnodes=1` on 2 nodes" in finding.message

@@ -648,9 +648,12 @@ class TorchrunMissingNodeArgs(Rule):
             node_rank = launch.option("node_rank")
             backend = launch.option("rdzv_backend")
             endpoint = launch.option("rdzv_endpoint")
-            if backend is not None and backend.value is not None and not backend.known:
-                continue  # a backend chosen at run time
-            dynamic = backend is not None and backend.text in DYNAMIC_BACKENDS and endpoint is not None
+            backends = launch.option_values("rdzv_backend")
+            if backend is not None and any(v is None or not v.known for v in backends):
+                continue  # a backend chosen at run time (or only in some alternatives)
+            dynamic = backend is not None and endpoint is not None and all(
+                v is not None and v.text in DYNAMIC_BACKENDS for v in backends
+            )
             name = _launcher_name(launch)
             if launch.has("standalone"):
                 yield self.report(
@@ -663,7 +666,7 @@ class TorchrunMissingNodeArgs(Rule):
                 )
                 continue
             if nnodes is not None:
-                single = nnodes.known and nnodes.text in ("1", "1:1")
+                single = all(v is not None and v.known and v.text in ("1", "1:1") for v in launch.option_values("nnodes"))
                 if single:
                     yield self.report(
                         script,
