@@ -36,11 +36,11 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from itertools import product
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from ..source import Span
 from .steps import Command, Step, parse_task_string, unwrap
-from .values import Piece, Value, Word, _split_value, consistent
+from .values import Value, Word, _split_value, consistent
 
 if TYPE_CHECKING:  # pragma: no cover
     from .geometry import Origin

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model.geometry import Geometry, geometry, job_geometry
+from ..model.geometry import Geometry, geometry
 from ..model.launch import (
     ELASTIC,
     SRUN_NATIVE,
