@@ -9,7 +9,7 @@ The analysis of who expands what lives in ``model/boundary.py``.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import Iterator, Optional, Set, Tuple
 
 from ..diagnostics import Diagnostic, Fix, Severity
 from ..model.boundary import (
@@ -224,16 +224,9 @@ def _where(script, entry: EarlyExpansion, step) -> str:
     return f"in the command string of the step on line {line}"
 
 
-def _first(entry: EarlyExpansion, keep) -> Optional[Occurrence]:
-    for occurrence in entry.occurrences:
-        if keep(occurrence):
-            return occurrence
-    return None
-
-
-def _bash_c_form(occurrence: Occurrence) -> str:
-    """The argument as it would read inside ``bash -c '…'`` (``${NAME}`` left to the task)."""
-    return occurrence.word.text
+def _bash_c_form(occurrence: Occurrence, name: str) -> str:
+    """The argument as it would read inside ``bash -c '…'``, the variable left to the task."""
+    return occurrence.word.text.replace("${" + name + "}", "$" + name)
 
 
 @register
@@ -407,7 +400,7 @@ class PerTaskVariableExpandedEarly(Rule):
                 )
                 help = (
                     "let each task's shell expand it: `srun … bash -c '… "
-                    + _bash_c_form(direct).replace("${" + entry.name + "}", "$" + entry.name)
+                    + _bash_c_form(direct, entry.name)
                     + " …'`"
                 )
                 yield self.report(script, entry.site, message, None, label="expanded by the batch shell", help=help)
