@@ -122,7 +122,19 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     color = use_color(stream)
     render = formatter(output_format)
     streaming = output_format in STREAMING and not statistics and not diff
-    for result in run_all(work, workers):
+    from .python.entry import follow_launched
+
+    def launched(paths: List[str]):  # Python files the scripts launch, linted (and fixed) like the rest
+        jobs = []
+        for p in paths:
+            try:
+                if not resolver.excluded(p):
+                    jobs.append(Job(p, p, resolver.options_for(p), fix or unsafe_fixes, unsafe_fixes, diff))
+            except ConfigError as err:
+                click.echo(f"sbatchlint: error: {err}", err=True)
+        return run_all(jobs, workers)
+
+    for result in follow_launched(run_all(work, workers), [job.path for job in work], launched):
         out.remember(result.secrets)
         stream.remember(result.secrets)
         if result.error:

@@ -60,9 +60,12 @@ def build(source: Source, options: Optional[Options] = None):
 SUPPRESSION_RULES = ("SBL900", "SBL901")
 
 
-def lint(source: Source, options: Optional[Options] = None) -> List[Diagnostic]:
+def lint(source: Source, options: Optional[Options] = None, model=None) -> List[Diagnostic]:
+    """The findings of the selected rules; ``model`` is ``build(source, options)`` when the caller
+    already has it (it then asks the model more, e.g. which Python files a script launches)."""
     options = options or Options()
-    model = build(source, options)
+    if model is None:
+        model = build(source, options)
     language = "python" if is_python(source) else "shell"
     enabled = options.selection.enabled
     rules = registry.all_rules()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from . import config as config_module
-from .linter import Options, Selection, fix as run_fix, lint
+from .linter import Options, Selection, build, fix as run_fix, is_python, lint
 from .report import FileResult
 from .source import InputError, Source
 
@@ -97,7 +97,12 @@ def run_job(job: Job) -> FileResult:
                     source = Source(outcome.data, job.display)
                     result.source = source
                     result.secrets = secret_values(source)
-        result.diagnostics = lint(source, job.options)
+        model = build(source, job.options)
+        result.diagnostics = lint(source, job.options, model)
+        if not is_python(source) and job.path != "-":
+            from .python.entry import launched_python_files
+
+            result.launched = launched_python_files(model, job.path)
     except OSError as err:
         result.error = f"{job.display}: cannot write: {err.strerror or err}"
     except RecursionError:

@@ -19,6 +19,7 @@ class FileResult:
     fixed_data: Optional[bytes] = None  # the fixed bytes (for stdin, printed instead of written)
     diff: Optional[str] = None  # with --diff: the unified diff of the fixes
     secrets: List[str] = field(default_factory=list)  # secret values to redact from output
+    launched: List[str] = field(default_factory=list)  # Python files the script's steps launch (to lint too)
 
     def redact(self, text: str) -> str:
         from ..secrets import redact
