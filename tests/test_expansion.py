@@ -423,6 +423,7 @@ def test_export_after_the_step_is_too_late():
         "srun bash -c 'export PORT=$((29500 + SLURM_LOCALID)); python serve.py --port $PORT'\n",
         "srun bash -c 'for PORT in 1 2; do python serve.py --port $PORT; done'\n",
         "srun bash -c 'read -r PORT < port.txt; python serve.py --port $PORT'\n",
+        "srun $(cat srun_args.txt) bash -c 'python serve.py --port $PORT'\n",
     ],
 )
 def test_variable_given_to_the_task_another_way(step):

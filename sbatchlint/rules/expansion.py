@@ -617,7 +617,8 @@ class VariableNotExportedToTask(Rule):
         variables), names Slurm or the shell set in every task (`SLURM_*`, `CUDA_VISIBLE_DEVICES`,
         `HOSTNAME`…) and names the script never assigns (they come from the environment) are not
         reported, nor is anything in a command string that `source`s a file or loads modules
-        (those may define the variable in the task). With `srun --export=` listing variables without `ALL`, a variable missing from
+        (those may define the variable in the task), or in a step whose srun options cannot be
+        read (`srun $ARGS …` may carry an `--export` list). With `srun --export=` listing variables without `ALL`, a variable missing from
         the list is reported even when it is exported.
     """
     why = """
@@ -710,8 +711,8 @@ class VariableNotExportedToTask(Rule):
             if key in reported or _provided(name) or not IDENTIFIER.match(name):
                 continue
             step = late.step
-            if _given_to_task(step, name) or _defines_anything(step):
-                continue
+            if _given_to_task(step, name) or _defines_anything(step) or step.options_incomplete:
+                continue  # (unreadable srun options may hold an --export list)
             everything, listed, written_export = _export_list(step)
             if everything is None or name in listed:
                 continue
