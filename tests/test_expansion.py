@@ -225,6 +225,8 @@ def test_task_environment():
         ("SBL203", 21, "$DATA", "unsafe"),
         ("SBL203", 24, "$RUN_NAME", "unsafe"),
         ("SBL203", 24, "$LAYERS", None),  # bash cannot export an array
+        ("SBL203", 25, "$CKPT", "unsafe"),  # --export=ALL,CKPT selects exported variables only
+        ("SBL203", 27, "$DATA", "unsafe"),  # --export=NONE,DATA: DATA must be exported to be selected
         ("SBL203", 27, "$HF_HOME", None),  # --export=NONE,DATA: exporting would not help
     ]
     messages = {d.message for d in lint_text(text, ["SBL203"])}
@@ -237,6 +239,7 @@ def test_task_environment():
         text.replace("\nDATA=/lustre", "\nexport DATA=/lustre")
         .replace("\nRUN_NAME=", "\nexport RUN_NAME=")
         .replace("local SEED=1234", "local -x SEED=1234")
+        .replace("\nCKPT=", "\nexport CKPT=")
     )
     assert [f[2] for f in findings(fixed)] == ["$LAYERS", "$HF_HOME"]
     assert_fixed_point(fixed, unsafe=True)
@@ -416,7 +419,6 @@ def test_export_after_the_step_is_too_late():
         "PORT=$PORT srun bash -c 'python serve.py --port $PORT'\n",
         "env PORT=$PORT srun bash -c 'python serve.py --port $PORT'\n",
         "srun env PORT=$PORT bash -c 'python serve.py --port $PORT'\n",
-        "srun --export=ALL,PORT bash -c 'python serve.py --port $PORT'\n",
         "srun --export=ALL,PORT=$PORT bash -c 'python serve.py --port $PORT'\n",
         "srun --export=$EXPORTS bash -c 'python serve.py --port $PORT'\n",
         "srun bash -c 'PORT=1; python serve.py --port $PORT'\n",
@@ -428,6 +430,28 @@ def test_export_after_the_step_is_too_late():
 )
 def test_variable_given_to_the_task_another_way(step):
     assert codes(HEAD + "PORT=29500\n" + step, ["SBL203"]) == []
+
+
+@pytest.mark.parametrize(
+    "setup,export,reported",
+    [
+        ("PORT=29500\n", "ALL,PORT", True),  # a bare name selects from srun's environment only
+        ("export PORT=29500\n", "ALL,PORT", False),
+        ("PORT=29500\n", "NONE,PORT", True),
+        ("export PORT=29500\n", "NONE,PORT", False),
+        ("export PORT=29500\n", "NONE", True),
+        ("export PORT=29500\n", "HF_HOME", True),
+        ("PORT=29500\n", "NONE,PORT=$PORT", False),
+    ],
+)
+def test_srun_export_lists(setup, export, reported):
+    text = HEAD + setup + f"srun --export={export} /bin/bash -c 'python serve.py --port $PORT'\n"
+    found = lint_text(text, ["SBL203"])
+    assert bool(found) is reported
+    if found and not setup.startswith("export"):
+        # exporting it is what makes srun able to pass it
+        fixed = fix_text(text, SELECT, unsafe=True)
+        assert fixed == text.replace("\nPORT=29500", "\nexport PORT=29500")
 
 
 def test_export_fix_for_conditional_assignments():

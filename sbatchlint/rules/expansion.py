@@ -567,20 +567,23 @@ def _provided(name: str) -> bool:
     )
 
 
-def _export_list(step) -> Tuple[Optional[bool], Set[str], str]:
-    """srun's ``--export``: (passes the whole environment?, names listed, as written).
+def _export_list(step) -> Tuple[Optional[bool], Set[str], Set[str], str]:
+    """srun's ``--export``: (passes the whole environment?, names given a value (``X=…``), names
+    selected from srun's environment (bare ``X``), as written). (None, …) when unknown.
 
-    (None, …) when the value is unknown.
+    A bare name only selects a variable that is in srun's environment, i.e. exported: measured on
+    Slurm 22.05, ``PLAIN=1; srun --export=ALL,PLAIN …`` gives the task no ``PLAIN``.
     """
     option = step.option("export")
     if option is None:
-        return True, set(), ""
+        return True, set(), set(), ""
     if option.value is None or not option.value_known:
-        return None, set(), ""
+        return None, set(), set(), ""
     items = [item.strip() for item in option.value.split(",") if item.strip()]
-    names = {item.split("=", 1)[0] for item in items}
-    everything = "ALL" in names
-    return everything, {n for n in names if n not in ("ALL", "NONE", "NIL")}, option.value
+    given = {item.split("=", 1)[0] for item in items if "=" in item}
+    selected = {item for item in items if "=" not in item}
+    everything = "ALL" in selected
+    return everything, given, selected - {"ALL", "NONE", "NIL"}, option.value
 
 
 # Task commands that may define any variable: the names the string uses are then unknown.
@@ -612,8 +615,9 @@ class VariableNotExportedToTask(Rule):
         Finds variables that a step's task command expands itself (escaped `\\$VAR` in a
         double-quoted command string, `$VAR` in a single-quoted one or in a quoted here-document)
         while the batch script only assigned them as plain shell variables: not `export`ed,
-        not `declare -x`, not under `set -a`, not passed with `srun --export=…,VAR=…` or a
-        `VAR=… srun` prefix. Names the command string assigns itself (`X=1; … $X`, loop
+        not `declare -x`, not under `set -a`, not given a value with `srun --export=…,VAR=…` or a
+        `VAR=… srun` prefix. A bare name in `--export=ALL,VAR` does not help: srun can only select
+        variables from its own environment, which holds the exported ones. Names the command string assigns itself (`X=1; … $X`, loop
         variables), names Slurm or the shell set in every task (`SLURM_*`, `CUDA_VISIBLE_DEVICES`,
         `HOSTNAME`…) and names the script never assigns (they come from the environment) are not
         reported, nor is anything in a command string that `source`s a file or loads modules
@@ -695,7 +699,7 @@ class VariableNotExportedToTask(Rule):
                 DATA=/lustre/fsw/llm/data
                 set +a
                 CKPT=/lustre/fsw/llm/ckpt
-                srun --kill-on-bad-exit=1 --export=ALL,CKPT bash -c 'OUT=$CKPT/run; python train.py --data "$DATA" --out "$OUT" --rank "$SLURM_PROCID"'
+                srun --kill-on-bad-exit=1 --export=ALL,CKPT=$CKPT bash -c 'OUT=$CKPT/run; python train.py --data "$DATA" --out "$OUT" --rank "$SLURM_PROCID"'
                 """
             ),
             title="exported with set -a, passed with --export, or assigned by the command itself",
@@ -713,15 +717,17 @@ class VariableNotExportedToTask(Rule):
             step = late.step
             if _given_to_task(step, name) or _defines_anything(step) or step.options_incomplete:
                 continue  # (unreadable srun options may hold an --export list)
-            everything, listed, written_export = _export_list(step)
-            if everything is None or name in listed:
+            everything, given, selected, written_export = _export_list(step)
+            if everything is None or name in given:
                 continue
             at = len(script.data) if step.command.in_function else step.command.node.start_byte
             found = values.lookup(name, step.command.node.start_byte, step.command.node)
             assignments = reaching_assignments(script, name, step)
             if not found or not assignments:
                 continue  # never assigned before the step: the environment's (not this rule)
-            if everything and values.is_exported(name, at):
+            passes_exported = everything or name in selected
+            exported = values.is_exported(name, at)
+            if passes_exported and exported:
                 continue
             if all(any(not p.known and p.name == name for p in value.pieces) for value in found) or any(
                 a.kind == "append" for a in assignments
@@ -730,12 +736,12 @@ class VariableNotExportedToTask(Rule):
             last = assignments[-1]
             line = _line(script, last.span.start)
             site = script.text(late.site)
-            if not everything:
+            if not passes_exported:
                 message = (
                     f"`{site}` is expanded by the task's shell, but `srun --export={written_export}` does not "
                     f"pass `{name}`: the task sees it empty"
                 )
-                help = f"add `{name}` to the `--export` list, or let the batch shell expand it into the string"
+                help = f"add `{name}` to the `--export` list (exported, or as `{name}=${name}`), or let the batch shell expand it into the string"
                 yield self.report(script, late.site, message, None, label="empty in the task", help=help)
                 reported.add(key)
                 continue
@@ -747,7 +753,11 @@ class VariableNotExportedToTask(Rule):
                 detail = f"`{name}` is an array of the batch script (line {line}), and bash cannot export arrays"
             else:
                 detail = f"`{name}` is a plain variable of the batch script (line {line}), not exported"
-            message = f"`{site}` is expanded by the task's shell, but {detail}: srun does not pass it, so the task sees it empty"
+            passed_by = f" (`--export={written_export}` only selects exported variables)" if name in selected else ""
+            message = (
+                f"`{site}` is expanded by the task's shell, but {detail}: srun does not pass it{passed_by}, "
+                "so the task sees it empty"
+            )
             if unset_alternative:
                 message += " (unless the submission environment exports it)"
             edits = [export_edit(script, a) for a in assignments]

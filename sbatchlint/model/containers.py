@@ -1,0 +1,883 @@
+"""The container of every step (pyxis), and the filesystem paths the job uses on each side.
+
+A step is containerized by its own ``--container-image`` or ``--container-name``. Its
+``--container-mounts`` may be repeated and each value is a comma-separated list of
+``SRC[:DST[:FLAGS]]`` entries (pyxis accumulates them; ``SRC`` alone means ``SRC:SRC``). Values
+assembled in variables, with ``+=``, or in a loop that appends one ``--container-mounts`` per
+iteration are read from every alternative the value model sees, so a mount added in any of them
+counts.
+
+Paths have a side. The batch shell and slurmstepd work on the host: the ``--output``/``--error``
+directories, ``--chdir``, what the batch shell creates, enters, redirects into, and the cache
+variables it exports. A step's task works inside its container: ``--container-workdir``, ``cd`` in
+the task command, absolute paths among its arguments (``--data-path /lustre/…``,
+``checkpoint.save=/lustre/…``), and the cache variables (``HF_HOME``, ``UV_CACHE_DIR``,
+``NEMO_HOME``…) in its environment.
+
+A path is *shared* when it lies under a configured shared root (``settings["shared_roots"]``) or,
+without configuration, when the script itself says it is a host path: a mount source, a
+well-known shared filesystem (``/lustre``, ``/gpfs``, ``/scratch``, ``/fsx``, ``/shared``, home
+directories), or a path the batch shell uses on the host. Paths that only exist inside an image
+(``/opt/Megatron-Bridge``, ``/workspace``) and node-local ones (``/tmp``, ``/root``) never are.
+
+Entry point: ``containers(script)`` (memoised as ``script.derived("containers", …)``).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+
+from ..source import Span
+from . import steps as step_model
+from .steps import Command, Step, StepOption
+from .values import Piece, Value, Word
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .script import Script
+    from .values import Assignment
+
+# Variables whose value is a cache directory some tool of the task writes into.
+CACHE_VARIABLES = (
+    "HF_HOME",
+    "UV_CACHE_DIR",
+    "NEMO_HOME",
+    "HF_HUB_CACHE",
+    "HUGGINGFACE_HUB_CACHE",
+    "HF_DATASETS_CACHE",
+    "TRANSFORMERS_CACHE",
+    "TORCH_HOME",
+    "TRITON_CACHE_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "PIP_CACHE_DIR",
+    "NEMO_MODELS_CACHE",
+)
+# Where each of the main caches lands when its variable is not set (inside a container: per node).
+CACHE_DEFAULTS = {
+    "HF_HOME": "~/.cache/huggingface",
+    "UV_CACHE_DIR": "~/.cache/uv",
+    "NEMO_HOME": "/root/.cache/nemo",
+}
+# A directory name each cache conventionally gets under a shared cache root.
+CACHE_LEAVES = {"HF_HOME": "huggingface", "UV_CACHE_DIR": "uv", "NEMO_HOME": "nemo"}
+
+# Top-level directories of shared filesystems on HPC clusters.
+WELL_KNOWN_ROOTS = ("/lustre", "/gpfs", "/scratch", "/fsx", "/shared", "/nfs", "/home", "/project", "/projects")
+# Directories that belong to a node or to an image, never to a shared filesystem.
+LOCAL_PREFIXES = (
+    "/tmp",
+    "/var",
+    "/dev",
+    "/run",
+    "/proc",
+    "/sys",
+    "/root",
+    "/opt",
+    "/usr",
+    "/etc",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/workspace",
+)
+# Batch-level commands whose path arguments the batch shell itself touches on the host.
+HOST_FILE_COMMANDS = frozenset(
+    {"mkdir", "cd", "pushd", "touch", "tee", "cp", "mv", "rm", "ln", "rsync", "chmod", "chown", "ls", "du", "find"}
+)
+# srun options (besides pyxis's) that change where or with what environment a task runs.
+STEP_ENVIRONMENT_OPTIONS = ("export", "chdir")
+
+_NAME = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+
+
+# -- paths ---------------------------------------------------------------------------------------
+def normalize(path: str) -> str:
+    """A path without ``//``, ``/./`` or a trailing slash (``/`` stays ``/``)."""
+    if not path:
+        return path
+    normal = posixpath.normpath(path)
+    if normal.startswith("//"):
+        normal = "/" + normal.lstrip("/")
+    return normal
+
+
+def is_under(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or inside it, component-wise (``/a/bc`` is not under ``/a/b``)."""
+    path, root = normalize(path), normalize(root)
+    if not path or not root:
+        return False
+    if root == "/":
+        return path.startswith("/")
+    return path == root or path.startswith(root + "/")
+
+
+@dataclass(frozen=True)
+class PathValue:
+    """A path as the model knows it: the whole text (unknown parts as ``${NAME}``) and the part
+    known before the first unknown piece."""
+
+    text: str
+    known: str
+    complete: bool
+    home: bool = False  # starts at a home directory (``~``, ``$HOME``)
+
+    @classmethod
+    def of(cls, value: Value) -> "PathValue":
+        known: List[str] = []
+        complete = True
+        for piece in value.pieces:
+            if not piece.known:
+                complete = False
+                break
+            known.append(piece.text)
+        text = value.text
+        first = value.pieces[0] if value.pieces else None
+        home = text.startswith("~") or (
+            first is not None and not first.known and first.name == "HOME"
+        )
+        return cls(text, "".join(known), complete, home)
+
+    @classmethod
+    def literal(cls, text: str) -> "PathValue":
+        return cls(text, text, True, text.startswith("~"))
+
+    @property
+    def absolute(self) -> bool:
+        return self.known.startswith("/")
+
+    @property
+    def directory(self) -> str:
+        """The longest known directory prefix: the whole path when complete, else the known part
+        cut at its last ``/`` (``/lustre/fsw/${USER}/x`` → ``/lustre/fsw``)."""
+        if self.complete:
+            return normalize(self.text)
+        cut = self.known.rfind("/")
+        if cut < 0:
+            return ""
+        return normalize(self.known[: cut + 1]) if cut > 0 else "/"
+
+    def under(self, root: str) -> Optional[bool]:
+        """True/False when the known part decides it, None when the unknown part could."""
+        if not self.absolute:
+            return None
+        directory = self.directory
+        if directory and is_under(directory, root):
+            return True
+        if not self.complete and normalize(root).startswith(self.known.rstrip("/") if self.known.endswith("/") else self.known):
+            return None
+        return False
+
+    def child(self, name: str) -> str:
+        return self.text.rstrip("/") + "/" + name
+
+
+def _is_local(path: str) -> bool:
+    return any(is_under(path, prefix) for prefix in LOCAL_PREFIXES)
+
+
+def is_home_cache(path: PathValue) -> bool:
+    """``~/.cache/…`` or ``$HOME/.cache/…``: the per-user default cache."""
+    if not path.home:
+        return False
+    rest = path.text[1:] if path.text.startswith("~") else path.text[len("${HOME}") :]
+    return rest == "/.cache" or rest.startswith("/.cache/")
+
+
+# -- mounts --------------------------------------------------------------------------------------
+@dataclass
+class Mount:
+    """One ``SRC[:DST[:FLAGS]]`` entry of a ``--container-mounts`` value."""
+
+    source: PathValue
+    destination: PathValue
+    flags: str
+    option: StepOption
+    value: Value  # the entry as evaluated, pieces mapping to source bytes
+    span: Span  # where the entry is written (the option when it cannot be located)
+
+    @property
+    def text(self) -> str:
+        return self.value.text
+
+    @property
+    def same_path(self) -> Optional[bool]:
+        """Whether the directory keeps its host path inside the container (None: unknown)."""
+        if self.source.complete and self.destination.complete:
+            return normalize(self.source.text) == normalize(self.destination.text)
+        if self.source.text == self.destination.text:
+            return True  # ``$X:$X``
+        return None
+
+    def covers(self, path: PathValue) -> Optional[bool]:
+        """Whether a path inside the container lies under this mount's destination."""
+        destination = self.destination
+        if not destination.absolute:
+            return None  # unknown (or relative) destination: it may cover anything
+        if destination.complete:
+            return path.under(destination.text)
+        # /lustre/${USER}: covers what starts like it, maybe
+        if path.absolute and (path.known.startswith(destination.known) or destination.known.startswith(path.known)):
+            return None
+        return False
+
+    def host_path(self, container_path: str) -> Optional[str]:
+        """The host path of a container path under this mount's destination."""
+        if not (self.source.complete and self.destination.complete and self.source.absolute):
+            return None
+        if not is_under(container_path, self.destination.text):
+            return None
+        rest = normalize(container_path)[len(normalize(self.destination.text)) :]
+        return normalize(self.source.text) + rest if rest else normalize(self.source.text)
+
+
+@dataclass
+class StepContainer:
+    """What pyxis does for one step."""
+
+    step: Step
+    image: Optional[StepOption] = None
+    name: Optional[StepOption] = None
+    mount_options: List[StepOption] = field(default_factory=list)
+    mounts: List[Mount] = field(default_factory=list)
+    workdir: Optional[StepOption] = None
+    mount_home: Optional[bool] = None  # False: --no-container-mount-home
+    pyxis_options: List[StepOption] = field(default_factory=list)
+    uncertain: bool = False  # words the model cannot read stand among the step's options
+    auto_mounts: List[str] = field(default_factory=list)  # mounted by the cluster's configuration
+
+    @property
+    def containerized(self) -> bool:
+        return self.image is not None or self.name is not None
+
+    @property
+    def has_mounts(self) -> bool:
+        return bool(self.mount_options)
+
+    @property
+    def workdir_path(self) -> Optional[PathValue]:
+        if self.workdir is None or self.workdir.value is None:
+            return None
+        return PathValue.of(option_value(self.workdir))
+
+    def mounted(self, path: PathValue) -> Optional[bool]:
+        """Whether a container path is visible from the host: True, False, or None (unknown)."""
+        maybe = False
+        if any(path.under(root) for root in self.auto_mounts):
+            return True
+        for mount in self.mounts:
+            covered = mount.covers(path)
+            if covered:
+                return True
+            if covered is None:
+                maybe = True
+        if path.home and self.mount_home is not False:
+            return None  # pyxis may mount the home directory (enroot's default)
+        if path.absolute and path.known.startswith("/home/") and self.mount_home is not False:
+            return None
+        if maybe:
+            return None
+        return False
+
+    def mount_for(self, path: PathValue) -> Optional[Mount]:
+        for mount in self.mounts:
+            if mount.covers(path):
+                return mount
+        return None
+
+    def mount_from(self, host_path: PathValue) -> Optional[Mount]:
+        """A mount whose source holds this host path."""
+        for mount in self.mounts:
+            if mount.source.complete and mount.source.absolute and host_path.under(mount.source.text):
+                return mount
+        return None
+
+
+# -- paths the job uses --------------------------------------------------------------------------
+@dataclass
+class PathUse:
+    """One place where the job uses a filesystem path."""
+
+    path: PathValue
+    side: str  # "host" (batch shell, slurmstepd) or "container" (a step's task)
+    kind: str  # output, error, chdir, mkdir, cd, file, cache, workdir, argument, environment
+    span: Span  # the bytes to point at
+    step: Optional[Step] = None
+    variable: Optional[str] = None  # the variable the path was read from, when one
+
+    @property
+    def text(self) -> str:
+        return self.path.text
+
+
+@dataclass
+class EnvSetting:
+    """What a step's task sees for one environment variable."""
+
+    name: str
+    values: List[Value]  # alternatives, most likely last; empty when not set
+    where: str  # "task", "srun", "batch", "batch-unexported", "unset"
+    assignment: Optional["Assignment"] = None  # the batch-level assignment, when from there
+    span: Optional[Span] = None  # the bytes that set it
+
+    @property
+    def value(self) -> Optional[Value]:
+        return self.values[-1] if self.values else None
+
+    @property
+    def is_set(self) -> bool:
+        return self.where in ("task", "srun", "batch")
+
+    @property
+    def path(self) -> Optional[PathValue]:
+        value = self.value
+        if value is None or not self.is_set:
+            return None
+        return PathValue.of(value)
+
+
+class Containers:
+    """Every step's container, the paths the job uses, and which of them are shared."""
+
+    def __init__(self, script: "Script") -> None:
+        self.script = script
+        self.steps: List[StepContainer] = [_step_container(script, step) for step in script.steps]
+        self._by_step: Dict[int, StepContainer] = {id(c.step): c for c in self.steps}
+        configured = script.settings.get("shared_roots") if script.settings else None
+        self.roots_configured = bool(configured)
+        self.configured_roots: List[str] = [normalize(str(r)) for r in (configured or []) if str(r).startswith("/")]
+        auto = script.settings.get("container_auto_mounts") if script.settings else None
+        # directories the cluster's enroot configuration mounts into every container
+        self.auto_mounts: List[str] = [normalize(str(r)) for r in (auto or []) if str(r).startswith("/")]
+        for container in self.steps:
+            container.auto_mounts = self.auto_mounts
+        self._env_cache: Dict[Tuple[int, str], EnvSetting] = {}
+        self.host_paths: List[PathUse] = _host_paths(script)
+        self.container_paths: List[PathUse] = []
+        for container in self.steps:
+            if container.containerized:
+                self.container_paths.extend(self._container_paths(container))
+
+    # -- lookups ------------------------------------------------------------------------------
+    def for_step(self, step: Step) -> StepContainer:
+        found = self._by_step.get(id(step))
+        if found is None:
+            found = _step_container(self.script, step)
+            self._by_step[id(step)] = found
+        return found
+
+    @property
+    def containerized(self) -> List[StepContainer]:
+        return [c for c in self.steps if c.containerized]
+
+    @property
+    def mount_sources(self) -> List[str]:
+        out = []
+        for container in self.steps:
+            for mount in container.mounts:
+                if mount.source.complete and mount.source.absolute:
+                    out.append(normalize(mount.source.text))
+        return out
+
+    def paths_for(self, step: Step) -> List[PathUse]:
+        return [p for p in self.container_paths if p.step is step]
+
+    # -- shared or not --------------------------------------------------------------------------
+    def is_shared(self, path: PathValue) -> bool:
+        """Whether a path lies on a shared filesystem (see the module docstring)."""
+        if path.home:
+            return not self.roots_configured or any(r == "~" for r in self.configured_roots)
+        if not path.absolute:
+            return False
+        directory = path.directory
+        if not directory or directory == "/":
+            return False
+        if self.roots_configured:
+            return any(is_under(directory, root) for root in self.configured_roots)
+        if any(is_under(directory, source) for source in self.mount_sources if source != "/"):
+            return True
+        if _is_local(directory):
+            return False
+        if any(is_under(directory, root) for root in WELL_KNOWN_ROOTS):
+            return True
+        for use in self.host_paths:
+            host = use.path
+            if not host.absolute or _is_local(host.directory) or host.directory.count("/") < 2:
+                continue
+            if is_under(directory, host.directory):
+                return True
+            if host.complete and directory.count("/") >= 2 and is_under(host.directory, directory):
+                return True
+        return False
+
+    def is_container_local(self, container: StepContainer, path: PathValue) -> bool:
+        """A path inside the container that is not shared with the other nodes."""
+        if container.mount_for(path) is not None:
+            mount = container.mount_for(path)
+            assert mount is not None
+            return mount.source.complete and _is_local(mount.source.directory) and not self.roots_configured
+        if is_home_cache(path):
+            return True
+        if not path.absolute:
+            return False
+        if self.is_shared(path):
+            return False  # on the shared filesystem (not mounted: a path-not-mounted problem)
+        if container.mounted(path) is None:
+            return False  # unknown mounts may cover it
+        return _is_local(path.directory) or container.containerized
+
+    # -- environment of a task ------------------------------------------------------------------
+    def task_env(self, step: Step, name: str) -> EnvSetting:
+        key = (id(step), name)
+        if key not in self._env_cache:
+            self._env_cache[key] = _task_env(self.script, step, name)
+        return self._env_cache[key]
+
+    # -- building the container side ------------------------------------------------------------
+    def _container_paths(self, container: StepContainer) -> List[PathUse]:
+        step = container.step
+        out: List[PathUse] = []
+        if container.workdir is not None and container.workdir.value is not None:
+            value = option_value(container.workdir)
+            span = site_span(value.pieces, command_pieces(step.command)) or container.workdir.span
+            out.append(PathUse(PathValue.of(value), "container", "workdir", span, step, variable_of(self.script, value)))
+        for command in step.task_commands:
+            out.extend(_command_paths(self.script, command, step))
+        for name in CACHE_VARIABLES:
+            setting = self.task_env(step, name)
+            if not setting.is_set or setting.value is None:
+                continue
+            path = PathValue.of(setting.value)
+            if not (path.absolute or path.home):
+                continue
+            span = setting.span or site_span(setting.value.pieces, command_pieces(step.command)) or step.srun_word.span
+            out.append(PathUse(path, "container", "cache", span, step, name))
+        return out
+
+
+def containers(script: "Script") -> Containers:
+    """The container analysis of a script (computed once)."""
+    return script.derived("containers", Containers)
+
+
+# -- values of options ---------------------------------------------------------------------------
+def option_value(opt: StepOption) -> Value:
+    """The value of a step option as pieces (``--opt=VALUE`` or ``--opt VALUE``)."""
+    word = opt.words[-1]
+    if len(opt.words) > 1:
+        return word.value
+    value = word.value
+    text = value.text.encode("utf-8")
+    cut = text.find(b"=")
+    if cut < 0:
+        # -xVALUE short forms
+        written = opt.written.encode("utf-8")
+        cut = len(written) - 1 if text.startswith(written) else -1
+    return value.slice(cut + 1, len(text))
+
+
+def split_value(value: Value, separator: str) -> List[Value]:
+    """Cut a value at every known ``separator`` character."""
+    parts: List[List[Piece]] = [[]]
+    for piece in value.pieces:
+        if not piece.known or separator not in piece.text:
+            parts[-1].append(piece)
+            continue
+        raw = piece.render().encode("utf-8")
+        start = 0
+        sub = Value((piece,))
+        for index, byte in enumerate(raw):
+            if byte == ord(separator):
+                if index > start:
+                    parts[-1].extend(sub.slice(start, index).pieces)
+                parts.append([])
+                start = index + 1
+        if start < len(raw):
+            parts[-1].extend(sub.slice(start, len(raw)).pieces)
+    return [Value(tuple(p)) for p in parts]
+
+
+def site_span(pieces: Sequence[Piece], context: Optional[Sequence[Piece]] = None) -> Optional[Span]:
+    """Where a run of pieces (one word, one path) is written in the batch script.
+
+    A piece that reached the run through an expansion holding nothing but (part of) this run
+    (``$WORKDIR`` in ``--save $WORKDIR/ckpt``) is located at that expansion; expansions that
+    also brought in other words (``$CMD``, ``$SRUN_CMD``) are looked through, to where the piece
+    is written inside them. ``context`` is every piece of the enclosing command or string (the
+    run itself when not given).
+    """
+    located = [p for p in pieces if p.span is not None]
+    if not located:
+        return None
+    everything = [p for p in (context if context is not None else pieces) if p.span is not None]
+    own = _extent(located)
+    spans: List[Span] = []
+    for piece in located:
+        span = piece.span
+        for site in piece.via:  # innermost first: keep the outermost one inside the run
+            through = _extent([p for p in everything if site in p.via])
+            if through is None or not _within(through, own):
+                break
+            span = site
+        assert span is not None
+        if spans and spans[-1] == span:
+            continue
+        spans.append(span)
+    for before, after in zip(spans, spans[1:]):
+        if after.start < before.end:
+            return None
+    return Span(spans[0].start, spans[-1].end)
+
+
+def command_pieces(command: Command) -> List[Piece]:
+    """Every piece of a command's argv: the context for ``site_span`` of anything in it."""
+    return [p for word in command.argv for p in word.pieces]
+
+
+def _extent(pieces: Sequence[Piece]) -> Optional[Dict[Tuple[int, int], int]]:
+    """The source bytes a set of pieces covers, as a multiset of spans."""
+    out: Dict[Tuple[int, int], int] = {}
+    for piece in pieces:
+        if piece.span is None:
+            continue
+        key = (piece.span.start, piece.span.end)
+        out[key] = out.get(key, 0) + 1
+    return out or None
+
+
+def _within(part: Dict[Tuple[int, int], int], whole: Optional[Dict[Tuple[int, int], int]]) -> bool:
+    """Every byte of ``part`` is covered by the spans of ``whole``."""
+    if whole is None:
+        return False
+    for (start, end) in part:
+        covered = 0
+        for (w_start, w_end) in whole:
+            low, high = max(start, w_start), min(end, w_end)
+            if high > low:
+                covered += high - low
+        if covered < end - start:
+            return False
+    return True
+
+
+def variable_of(script: "Script", value: Value) -> Optional[str]:
+    """The variable a value was read from, when its first piece came through one expansion."""
+    if not value.pieces:
+        return None
+    first = value.pieces[0]
+    if not first.known and first.name:
+        return first.name
+    if first.via:
+        text = script.data[first.via[0].start : first.via[0].end].decode("utf-8", "replace")
+        match = _NAME.match(text)
+        if match:
+            return match.group(1)
+        match = re.match(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)[:\-=?+]", text)
+        if match:
+            return match.group(1)
+    return None
+
+
+# -- building a step's container -----------------------------------------------------------------
+def _alternative_steps(script: "Script", step: Step) -> List[Step]:
+    """The step re-read with every alternative value of its srun words (loops, branches)."""
+    command = step.command
+    argv = command.argv
+    first_task = len(argv) - len(step.task_argv)
+    out: List[Step] = []
+    for index in range(0, first_task):
+        word = argv[index]
+        if not word.alternatives:
+            continue
+        for alternative in word.alternatives[:-1]:
+            words = [Word(part, word.node, word.span, None) for part in _split(alternative)]
+            new_argv = argv[:index] + words + argv[index + 1 :]
+            start = step_model.unwrap(new_argv)
+            if start >= len(new_argv) or not new_argv[start].known or posixpath.basename(new_argv[start].text) != "srun":
+                continue
+            fake = Command(command.node, new_argv, command.env, command.in_string)
+            try:
+                out.append(step_model._step(script.values, fake, start))
+            except Exception:  # pragma: no cover - a model corner case must not stop linting
+                continue
+    return out
+
+
+def _split(value: Value) -> List[Value]:
+    from .values import _split_value
+
+    return _split_value(value)
+
+
+def _step_container(script: "Script", step: Step) -> StepContainer:
+    container = StepContainer(step, uncertain=step.options_incomplete)
+    seen_mounts = set()
+    for variant in [step] + _alternative_steps(script, step):
+        primary = variant is step
+        for opt in variant.options:
+            spec = opt.spec
+            if spec is None or not spec.pyxis:
+                continue
+            if primary:
+                container.pyxis_options.append(opt)
+            # the step's own (primary) reading wins; alternatives only fill in what it lacks
+            if opt.name == "container-image" and (primary or container.image is None):
+                container.image = opt
+            elif opt.name == "container-name" and (primary or container.name is None):
+                container.name = opt
+            elif opt.name == "container-workdir" and (container.workdir is None or primary):
+                container.workdir = opt
+            elif opt.name == "no-container-mount-home":
+                container.mount_home = False
+            elif opt.name == "container-mount-home" and container.mount_home is None:
+                container.mount_home = True
+            elif opt.name == "container-mounts":
+                for mount in _mounts(opt, command_pieces(variant.command)):
+                    key = (mount.source.text, mount.destination.text)
+                    if key in seen_mounts:
+                        continue
+                    seen_mounts.add(key)
+                    container.mounts.append(mount)
+                container.mount_options.append(opt)
+    return container
+
+
+def _mounts(opt: StepOption, context: Sequence[Piece]) -> List[Mount]:
+    if opt.value is None:
+        return []
+    value = option_value(opt)
+    out = []
+    for entry in split_value(value, ","):
+        if not entry.pieces or (entry.known and not entry.text.strip()):
+            continue
+        parts = split_value(entry, ":")
+        source = parts[0]
+        destination = parts[1] if len(parts) > 1 and parts[1].pieces else source
+        flags = ":".join(p.text for p in parts[2:])
+        if len(parts) == 1 and not entry.known:
+            # ``$MOUNTS`` alone: may hold several entries; source and destination unknown
+            destination = source
+        span = site_span(entry.pieces, context) or opt.span
+        out.append(Mount(PathValue.of(source), PathValue.of(destination), flags, opt, entry, span))
+    return out
+
+
+# -- paths of a task command ---------------------------------------------------------------------
+_OPTION_WITH_PATH = re.compile(r"^(--?[A-Za-z0-9][\w.\-]*=|[A-Za-z_][\w.\-\[\]]*=)")
+
+
+def _word_paths(word: Word) -> List[Tuple[Value, int]]:
+    """Absolute or home paths in one argument: the word itself, or what follows ``key=``."""
+    value = word.value
+    text = value.text
+    candidates: List[Tuple[Value, int]] = []
+    if text.startswith("/") or text.startswith("~/") or text.startswith("${HOME}"):
+        candidates.append((value, 0))
+    else:
+        match = _OPTION_WITH_PATH.match(text)
+        if match:
+            rest = text[match.end() :]
+            if rest.startswith("/") or rest.startswith("~/") or rest.startswith("${HOME}"):
+                offset = len(text[: match.end()].encode("utf-8"))
+                candidates.append((value.slice(offset, len(text.encode("utf-8"))), offset))
+    out = []
+    for candidate, offset in candidates:
+        if "://" in candidate.text:
+            continue  # a URL, not a path
+        # a list of paths (a,b or a:b) is several paths
+        for separator in (",", ":"):
+            if separator in candidate.text:
+                parts = split_value(candidate, separator)
+                if len(parts) > 1 and all(p.text.startswith("/") or not p.known for p in parts if p.pieces):
+                    out.extend((part, offset) for part in parts if part.pieces and part.text.startswith("/"))
+                    break
+        else:
+            out.append((candidate, offset))
+    return out
+
+
+def _command_paths(script: "Script", command: Command, step: Step) -> List[PathUse]:
+    out: List[PathUse] = []
+    context = command_pieces(step.command)
+    program = command.program
+    args = command.args
+    if program in ("cd", "pushd"):
+        for word in args:
+            if word.text.startswith("-"):
+                continue
+            path = PathValue.of(word.value)
+            span = site_span(word.pieces, context) or word.span
+            out.append(PathUse(path, "container", "cd", span, step, variable_of(script, word.value)))
+            break
+        return out
+    for word in command.argv:
+        for value, _ in _word_paths(word):
+            if not value.pieces:
+                continue
+            span = site_span(value.pieces, context) or word.span
+            kind = "argument"
+            out.append(PathUse(PathValue.of(value), "container", kind, span, step, variable_of(script, value)))
+    for env in command.env:
+        if env.name in CACHE_VARIABLES or env.name.endswith(("PATH", "DIR", "HOME", "ROOT")):
+            for part in split_value(env.value, ":") if env.name.endswith("PATH") else [env.value]:
+                path = PathValue.of(part)
+                if path.absolute or path.home:
+                    span = site_span(part.pieces, context) or env.span
+                    out.append(PathUse(path, "container", "environment", span, step, env.name))
+    return out
+
+
+# -- host paths ----------------------------------------------------------------------------------
+def _host_paths(script: "Script") -> List[PathUse]:
+    out: List[PathUse] = []
+    header = script.header
+    for name in ("output", "error"):
+        directive = header.get(name)
+        if directive is None or not directive.value or directive.value_span is None:
+            continue
+        directory = posixpath.dirname(directive.value)
+        if directory:
+            out.append(PathUse(PathValue.literal(directory), "host", name, directive.value_span))
+    directive = header.get("chdir")
+    if directive is not None and directive.value and directive.value_span is not None:
+        out.append(PathUse(PathValue.literal(directive.value), "host", "chdir", directive.value_span))
+    for command in script.commands:
+        if command.in_string or command.program not in HOST_FILE_COMMANDS:
+            continue
+        if _is_step_command(script, command):
+            continue
+        for word in command.args:
+            if word.text.startswith("-"):
+                continue
+            path = PathValue.of(word.value)
+            if not (path.absolute or path.home):
+                continue
+            span = site_span(word.pieces, command_pieces(command)) or word.span
+            out.append(PathUse(path, "host", command.program, span, None, variable_of(script, word.value)))
+    out.extend(_redirect_paths(script))
+    values = script.values
+    seen = set()
+    for name in CACHE_VARIABLES:
+        for assignment in values.assignments.get(name, []):
+            if assignment.kind != "assign" or assignment.value_node is None or assignment.span in seen:
+                continue
+            seen.add(assignment.span)
+            if not values.is_exported(name, assignment.span.end + 1):
+                continue
+            alternatives = values.evaluate(assignment.value_node)
+            if not alternatives:
+                continue
+            path = PathValue.of(alternatives[-1])
+            if path.absolute or path.home:
+                span = _node_span(script, assignment.value_node)
+                out.append(PathUse(path, "host", "cache", span, None, name))
+    return out
+
+
+def _is_step_command(script: "Script", command: Command) -> bool:
+    return any(step.command is command for step in script.steps)
+
+
+def _redirect_paths(script: "Script") -> List[PathUse]:
+    from ..shell import walk
+
+    out = []
+    for node in walk(script.root):
+        if node.type != "file_redirect":
+            continue
+        destination = node.child_by_field_name("destination")
+        if destination is None:
+            named = [c for c in node.named_children if c.type != "file_descriptor"]
+            destination = named[-1] if named else None
+        if destination is None:
+            continue
+        alternatives = script.values.evaluate(destination)
+        if not alternatives:
+            continue
+        path = PathValue.of(alternatives[-1])
+        if not path.absolute or path.directory.startswith("/dev"):
+            continue
+        parent = PathValue(posixpath.dirname(path.text), posixpath.dirname(path.known) if path.complete else path.known, path.complete, path.home)
+        out.append(PathUse(parent, "host", "file", _node_span(script, destination)))
+    return out
+
+
+def _node_span(script: "Script", node) -> Span:
+    from ..shell import node_span
+
+    return node_span(node, script.data)
+
+
+# -- the environment a task sees -----------------------------------------------------------------
+def _task_env(script: "Script", step: Step, name: str) -> EnvSetting:
+    # Inside the task command: NAME=… before a command, or an assignment in the bash -c string.
+    for command in step.task_commands:
+        for env in command.env:
+            if env.name == name:
+                return EnvSetting(name, [env.value], "task", None, env.span)
+    for value, span in task_string_assignments(script, step).get(name, []):
+        return EnvSetting(name, [value], "task", None, span)
+    # srun --export=…,NAME=VALUE
+    export = step.option("export")
+    passes_all = True
+    if export is not None and export.value is not None:
+        entries = [e for e in export.value.split(",")]
+        heads = [e.split("=", 1)[0] for e in entries]
+        passes_all = any(h in ("ALL",) for h in heads) or "$" in export.value
+        for entry in entries:
+            if entry.startswith(name + "="):
+                value = option_value(export)
+                text = value.text
+                start = text.find(name + "=")
+                if start >= 0:
+                    begin = len(text[: start + len(name) + 1].encode("utf-8"))
+                    end_text = text.find(",", start)
+                    end = len(text.encode("utf-8")) if end_text < 0 else len(text[:end_text].encode("utf-8"))
+                    part = value.slice(begin, end)
+                    return EnvSetting(name, [part], "srun", None, site_span(part.pieces, command_pieces(step.command)) or export.span)
+        if not passes_all and name not in heads:
+            return EnvSetting(name, [], "unset")
+    values = script.values
+    at = step.command.node.start_byte
+    if step.command.in_function:
+        at = len(script.data)
+    assignments = [a for a in values.assignments_before(name, at) if a.kind in ("assign", "append")]
+    if not assignments:
+        return EnvSetting(name, [], "unset")
+    found = values.lookup(name, at, step.command.node)
+    assignment = assignments[-1]
+    span = _node_span(script, assignment.value_node) if assignment.value_node is not None else assignment.span
+    if not values.is_exported(name, at):
+        return EnvSetting(name, found, "batch-unexported", assignment, span)
+    return EnvSetting(name, found, "batch", assignment, span)
+
+
+def task_string_assignments(script: "Script", step: Step) -> Dict[str, List[Tuple[Value, Span]]]:
+    """Assignments made inside a ``bash -c`` task string, values mapped to batch-script bytes."""
+    cache = script.derived("containers.task_assignments", lambda s: {})
+    key = id(step)
+    if key in cache:
+        return cache[key]
+    out: Dict[str, List[Tuple[Value, Span]]] = {}
+    string = step.task_string
+    if string is not None:
+        from .. import shell
+        from .values import Values
+
+        text = string.text.encode("utf-8")
+        tree = shell.parse(text)
+        inner = Values(text, tree.root_node)
+        for name, assignments in inner.assignments.items():
+            for assignment in assignments:
+                if assignment.kind != "assign" or assignment.value_node is None:
+                    continue
+                alternatives = inner.evaluate(assignment.value_node)
+                if not alternatives:
+                    continue
+                value = step_model._remap(alternatives[-1], string)
+                span = site_span(value.pieces, command_pieces(step.command)) or step.srun_word.span
+                out.setdefault(name, []).append((value, span))
+    cache[key] = out
+    return out

@@ -1,0 +1,1876 @@
+"""SBL301–SBL309: containers, shared storage and job hygiene."""
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from ..diagnostics import Diagnostic, Edit, Fix, Severity
+from ..model.containers import (
+    CACHE_DEFAULTS,
+    CACHE_LEAVES,
+    CACHE_VARIABLES,
+    Containers,
+    EnvSetting,
+    PathUse,
+    PathValue,
+    StepContainer,
+    command_pieces,
+    containers,
+    is_home_cache,
+    normalize,
+    option_value,
+    site_span,
+)
+from ..model.geometry import geometry, job_geometry
+from ..model.launch import launches as model_launches
+from ..model.steps import Command, Step, StepOption, unwrap
+from ..model.values import Value, Word
+from ..registry import register
+from ..shell import ancestors
+from ..source import Span
+from .base import Bad, Good, Rule, clean
+
+# -- what a task command launches ----------------------------------------------------------------
+UV_RUN_VALUE_OPTIONS = frozenset(
+    (
+        "--with --with-editable --with-requirements --python -p --project --directory --extra --group "
+        "--only-group --no-group --env-file --index --default-index --index-url --extra-index-url "
+        "--find-links -f --package --config-file --cache-dir --refresh-package --reinstall-package "
+        "--upgrade-package -P --no-binary-package --no-build-package --resolution --prerelease "
+        "--link-mode --index-strategy --keyring-provider --exclude-newer --color --python-preference "
+        "--python-platform --no-extra --config-setting -C"
+    ).split()
+)
+UV_GLOBAL_VALUE_OPTIONS = frozenset("--directory --project --cache-dir --config-file --color".split())
+# uv run options that also decide what ``uv sync`` installs (copied into the warm-up step).
+UV_SYNC_OPTIONS = frozenset(
+    (
+        "--extra --all-extras --no-extra --group --no-group --only-group --all-groups --no-default-groups "
+        "--dev --no-dev --only-dev --frozen --locked --package --all-packages --python -p --no-editable "
+        "--index --default-index --index-url --extra-index-url --find-links -f --active"
+    ).split()
+)
+NONE_VALUES = frozenset(("none", "None", "null", "false", "False", "0", "''", '""'))
+GUARD = re.compile(r"\b(SLURM_LOCALID|SLURM_PROCID|SLURM_NODEID|LOCAL_RANK|NODE_RANK|RANK)\b")
+TRIVIAL_PROGRAMS = frozenset(
+    "true false hostname nvidia-smi echo env printenv sleep date pwd uname id whoami nproc".split()
+)
+TRAINING_NAME = re.compile(r"pretrain|finetune|train|sft|peft|lora")
+
+
+@dataclass
+class Launch:
+    """A training or conversion entry point started by one task command (read from the launch
+    model, plus NeMo's own ``nemo llm …`` command line)."""
+
+    step: Step
+    command: Command
+    program: str  # the launch kind (srun-native, torchrun…) or "nemo"
+    script: Optional[Word] = None  # the entry-point script, when one
+    module: Optional[str] = None  # the ``-m`` module, when one
+    args: List[Word] = field(default_factory=list)
+    framework: Optional[str] = None  # "megatron-bridge", "megatron-lm" or None
+
+    @property
+    def path(self) -> str:
+        return self.script.text if self.script is not None else ""
+
+    @property
+    def words(self) -> List[Word]:
+        return ([self.script] if self.script is not None else []) + list(self.args)
+
+
+def launches(script) -> List[Launch]:
+    def build(script) -> List[Launch]:
+        out = []
+        settings = script.settings or {}
+        for launch in model_launches(script):
+            entry = launch.entry
+            word = entry.word if entry is not None and entry.kind == "script" else None
+            module = entry.name if entry is not None and entry.kind == "module" else None
+            out.append(
+                Launch(launch.step, launch.command, launch.kind, word, module, list(launch.args), launch.framework(settings))
+            )
+        for step in script.steps:
+            for command in step.task_commands:
+                argv = command.argv
+                i = unwrap(argv)
+                if i < len(argv) and argv[i].known and posixpath.basename(argv[i].text) == "nemo":
+                    out.append(Launch(step, command, "nemo", None, None, argv[i + 1 :], "nemo"))
+        return out
+
+    return script.derived("containers.launches", build)
+
+
+def is_bridge_training(launch: Launch) -> bool:
+    """A Megatron-Bridge (or NeMo) training entry point."""
+    if launch.program == "nemo":
+        words = [w.text for w in launch.args[:3]]
+        return "llm" in words and any(w in ("pretrain", "finetune") for w in words)
+    if launch.framework != "megatron-bridge":
+        return False
+    if launch.module:
+        return bool(re.search(r"train|finetune|recipe", launch.module))
+    base = posixpath.basename(launch.path)
+    return base == "run_recipe.py" or bool(TRAINING_NAME.search(base))
+
+
+def fine_tuning(launch: Launch) -> Optional[str]:
+    """Why a launch is a fine-tuning run (SFT, PEFT, packed sequences), or None."""
+    words = [w.text for w in launch.words]
+    base = posixpath.basename(launch.path)
+    if re.search(r"(^|[_\-])(finetune|finetuning|sft|peft|lora)([_\-.]|$)", base):
+        return f"`{base}`"
+    if launch.program == "nemo" and "finetune" in words:
+        return "`nemo llm finetune`"
+    for index, text in enumerate(words):
+        nxt = words[index + 1] if index + 1 < len(words) else None
+        name, eq, value = text.partition("=")
+        flag = name.lstrip("-").replace("-", "_")
+        if not eq:
+            value = nxt or ""
+        if name.startswith("-") and flag in ("peft", "peft_scheme"):
+            if value and value not in NONE_VALUES and not value.startswith("-"):
+                return f"`{text}{'' if eq else ' ' + value}`"
+            continue
+        if not name.startswith("-") and eq and re.match(r"^[\w.]*peft(_scheme)?$", name) and value not in NONE_VALUES:
+            return f"`{text}`"
+        if name.startswith("-") and flag == "mode" and value in ("finetune", "sft", "peft"):
+            return f"`{name} {value}`" if not eq else f"`{text}`"
+        if name.startswith("-") and flag in ("recipe", "config_name") and value and re.search(
+            r"(^|_)(sft|peft|lora|finetune|dora)(_|$)", value
+        ):
+            return f"the recipe `{value}`"
+        if re.search(r"packed_sequence|pack_sequence|^--?packed", name) and value not in NONE_VALUES and value != "-1":
+            return "packed sequences"
+    return None
+
+
+# -- editing helpers -----------------------------------------------------------------------------
+BLOCK_PARENTS = frozenset(
+    ("program", "compound_statement", "do_group", "else_clause", "case_item", "subshell", "if_statement", "elif_clause")
+)
+
+
+def statement_line(script, step: Step) -> Optional[Tuple[int, str]]:
+    """Where a new line can go right before the statement that runs a step, and its indentation.
+
+    Only when the step is a statement of its own that starts its line (possibly piped or
+    redirected): a line inserted before ``a && srun …`` or a continuation line would change
+    what runs.
+    """
+    node = step.command.node
+    while node.parent is not None and node.parent.type in ("redirected_statement", "pipeline", "negated_command"):
+        if node.parent.children[0] != node and node.parent.type != "redirected_statement":
+            return None
+        if node.parent.type == "redirected_statement" and node.parent.children[0] != node:
+            return None
+        node = node.parent
+    parent = node.parent
+    if parent is None or parent.type not in BLOCK_PARENTS:
+        return None
+    if parent.type in ("if_statement", "elif_clause"):
+        then = next((c for c in parent.children if c.type == "then"), None)
+        if then is None or node.start_byte < then.end_byte:
+            return None
+    data = script.data
+    line_start = data.rfind(b"\n", 0, node.start_byte) + 1
+    before = data[line_start : node.start_byte]
+    if before.strip(b" \t"):
+        return None
+    # the previous line must not continue into this one
+    previous_end = line_start - 1
+    if previous_end > 0:
+        previous = data[data.rfind(b"\n", 0, previous_end) + 1 : previous_end].rstrip(b"\r")
+        if previous.endswith(b"\\"):
+            return None
+    return line_start, before.decode("utf-8", "replace")
+
+
+def quote_context(script, offset: int) -> str:
+    """The quoting at a byte of the batch script: '' , '"', "'" or "$'"."""
+    node = script.root.descendant_for_byte_range(offset, offset)
+    while node is not None:
+        if node.type == "raw_string":
+            return "'"
+        if node.type == "ansi_c_string":
+            return "$'"
+        if node.type in ("string", "translated_string"):
+            return '"'
+        if node.type in ("heredoc_body", "heredoc_content"):
+            return "heredoc"
+        node = node.parent
+    return ""
+
+
+SIMPLE = re.compile(r"^(?:[\w./:@%+,=-]|\$[A-Za-z_]\w*|\$\{[A-Za-z_]\w*\})+$")
+SAFE_LITERAL = re.compile(r"^[\w./:@%+,=-]+$")
+
+
+def shell_text(script, value: Value, context: Sequence, inside: str) -> Optional[str]:
+    """How to write a value at a new place so the batch shell gives it the same text.
+
+    ``inside`` is the quoting at the new place: '' (a bare word), '"' (inside a double-quoted
+    string). Reuses the script's own spelling (``$WORKDIR``) when it is a plain run of variables
+    and path characters; else the literal value when it is fully known.
+    """
+    if any(not p.known and p.task for p in value.pieces):
+        return None
+    site = site_span(value.pieces, context)
+    if site is not None:
+        written = script.data[site.start : site.end].decode("utf-8", "replace")
+        if SIMPLE.match(written):
+            if inside == '"' or "$" not in written:
+                return written
+            return f'"{written}"'
+    if value.known:
+        text = value.text
+        if SAFE_LITERAL.match(text):
+            return text
+        if inside == "":
+            return shlex.quote(text)
+    return None
+
+
+def _option_span(opt: StepOption, step: Step) -> Span:
+    return site_span([p for w in opt.words for p in w.pieces], command_pieces(step.command)) or opt.span
+
+
+def _header_has(script, name: str) -> bool:
+    return script.header.get(name) is not None
+
+
+def _multi_node(script, step: Step) -> bool:
+    return geometry(script, step).multi_node
+
+
+def _single_task(script, step: Step) -> bool:
+    shape = geometry(script, step)
+    if shape.ntasks.value == 1:
+        return True
+    return shape.nodes.value == 1 and shape.tasks_per_node.value == 1
+
+
+def _trivial(step: Step) -> bool:
+    programs = [c.program for c in step.task_commands]
+    return bool(programs) and all(p in TRIVIAL_PROGRAMS for p in programs)
+
+
+# == SBL301 ======================================================================================
+KIND_WORDS = {
+    "workdir": "the container working directory",
+    "cd": "the task's working directory",
+    "argument": "a path in the task command",
+    "environment": "a path in the task's environment",
+    "cache": "the cache directory",
+}
+
+
+@register
+class PathNotMounted(Rule):
+    code = "SBL301"
+    name = "path-not-mounted"
+    severity = Severity.ERROR
+    summary = "A shared-filesystem path a containerized step uses is under no `--container-mounts` destination."
+    what = """
+        Collects the paths each containerized step uses inside its container: the
+        `--container-workdir`, the directories the task command enters with `cd`, absolute paths
+        among its arguments (`--data-path /lustre/…`, `checkpoint.save=/lustre/…`), and the cache
+        variables (`HF_HOME`, `UV_CACHE_DIR`, `NEMO_HOME`…) its environment carries, all resolved
+        through the script's variables. A path on a shared filesystem that no destination of the
+        step's `--container-mounts` covers is reported. Shared means: under a configured
+        `shared_roots` prefix or, without configuration, under a mount source, a well-known shared
+        filesystem (`/lustre`, `/gpfs`, `/scratch`, `/fsx`, `/shared`, home directories) or a
+        directory the batch shell itself uses on the host. Paths that only exist in the image
+        (`/opt/…`, `/workspace`) are left alone, and so are paths or mounts the model cannot
+        resolve. Directories the cluster mounts into every container by itself can be listed in
+        the `container_auto_mounts` setting.
+    """
+    why = """
+        A container sees only its image and what pyxis mounts into it. A repository, dataset,
+        checkpoint directory or cache on the shared filesystem that is not mounted does not exist
+        inside the container: the step fails with "No such file or directory" or, worse, writes
+        checkpoints and caches into the container's own filesystem, where they are lost when the
+        step ends and are never shared between nodes.
+    """
+    fix_safety = """
+        There is no automatic fix: which directory to mount (the path itself or a parent that
+        holds other inputs too) is a decision about the cluster's storage layout.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                #SBATCH --output=/lustre/fsw/proj/logs/train_%j.log
+                IMAGE=nvcr.io/nvidia/pytorch:25.01-py3
+                DATA=/lustre/datasets/c4
+                srun --container-image=$IMAGE \\
+                     --container-mounts=/lustre/fsw/proj:/lustre/fsw/proj \\
+                     --container-workdir=/lustre/fsw/proj/repo \\
+                     python train.py --data-path $DATA/train
+                """
+            ),
+            contains="/lustre/datasets/c4/train",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                export HF_HOME=/scratch/alice/hf_cache
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/scratch/alice/repo:/scratch/alice/repo \\
+                     --container-workdir=/scratch/alice/repo \\
+                     python convert.py
+                """
+            ),
+            title="a cache directory outside the mounts",
+            contains="HF_HOME",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                IMAGE=nvcr.io/nvidia/pytorch:25.01-py3
+                MOUNTS=/lustre/fsw/proj:/lustre/fsw/proj
+                MOUNTS="$MOUNTS,/lustre/datasets:/lustre/datasets"
+                srun --container-image=$IMAGE --container-mounts=$MOUNTS \\
+                     --container-workdir=/lustre/fsw/proj/repo \\
+                     python train.py --data-path /lustre/datasets/c4/train --save /opt/results
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=$MOUNTS \\
+                     python /opt/Megatron-Bridge/examples/conversion/convert.py --out /lustre/out
+                """
+            ),
+            title="mounts the model cannot read: nothing is claimed",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        reported = set()
+        for use in analysis.container_paths:
+            step = use.step
+            if step is None:
+                continue
+            container = analysis.for_step(step)
+            if not container.containerized or not container.has_mounts or container.uncertain:
+                continue
+            path = use.path
+            if not (path.absolute or path.home) or not analysis.is_shared(path):
+                continue
+            if container.mounted(path) is not False:
+                continue
+            key = (use.span, path.text)
+            if key in reported or (id(step), path.directory) in reported:
+                continue
+            reported.add(key)
+            reported.add((id(step), path.directory))
+            yield self._report(script, analysis, container, use)
+
+    def _report(self, script, analysis: Containers, container: StepContainer, use: PathUse) -> Diagnostic:
+        path = use.path
+        if use.kind in ("cache", "environment") and use.variable:
+            what = f"`{use.variable}`"
+        elif use.variable and use.kind == "argument":
+            what = f"`${use.variable}` in the task command"
+        else:
+            what = KIND_WORDS.get(use.kind, "a path")
+        destinations = [normalize(m.destination.text) for m in container.mounts if m.destination.absolute]
+        mounted = ", ".join(f"`{d}`" for d in destinations[:4]) or "nothing usable"
+        if use.kind == "workdir":
+            consequence = "pyxis cannot enter it and the step fails at start"
+        elif use.kind == "cache":
+            consequence = "the cache is written inside the container, separately on every node, and lost when the step ends"
+        else:
+            consequence = "it does not exist inside the container, so the task fails or its output stays in the container and is lost"
+        message = (
+            f"`{path.text}` ({what}) is on the shared filesystem but no `--container-mounts` destination of this "
+            f"step covers it (mounted: {mounted}): {consequence}"
+        )
+        other = container.mount_from(path)
+        if other is not None and other.same_path is False:
+            rest = normalize(path.directory)[len(normalize(other.source.text)) :]
+            message += f"; the mount `{other.text}` shows it at `{normalize(other.destination.text) + rest}` instead"
+        directory = path.directory
+        return self.report(
+            script,
+            use.span,
+            message,
+            label="not mounted in the container",
+            help=f"mount it (or a directory above it) at the same path: `--container-mounts=…,{directory}:{directory}`",
+        )
+
+
+# == SBL302 ======================================================================================
+@register
+class MountPathDiffers(Rule):
+    code = "SBL302"
+    name = "mount-path-differs"
+    severity = Severity.WARNING
+    summary = "A mount `SRC:DST` with SRC ≠ DST for a directory the job uses both in the batch shell and in the container."
+    what = """
+        Looks at every `--container-mounts` entry whose destination differs from its source and
+        reports it when the job uses that directory on both sides: the batch shell (or Slurm, for
+        `--output`) under the source path, and the containerized task under either name.
+    """
+    why = """
+        One directory with two names is a trap: a path the task writes into a log, a checkpoint's
+        config or a file list (`/data/run1/iter_100`) does not exist for the batch shell and for
+        later jobs, and a path the batch shell passes into the task (`$LOGDIR`, expanded early)
+        names nothing inside the container. Mounting shared directories at their own path
+        (`/lustre/x:/lustre/x`) keeps every path valid everywhere.
+    """
+    fix_safety = """
+        There is no automatic fix: renaming the destination changes every container-side path
+        the job and its configs use.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                #SBATCH --output=/lustre/fsw/alice/logs/%x_%j.log
+                RUN=/lustre/fsw/alice/runs/exp1
+                mkdir -p $RUN
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts=/lustre/fsw/alice/runs:/runs \\
+                     python train.py --save /runs/exp1
+                """
+            ),
+            contains="/runs",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                RUN=/lustre/fsw/alice/runs/exp1
+                mkdir -p $RUN
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts=/lustre/fsw/alice/runs:/lustre/fsw/alice/runs \\
+                     python train.py --save $RUN
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts=/lustre/datasets/imagenet:/data:ro \\
+                     python train.py --data /data
+                """
+            ),
+            title="a read-only input under another name, never used by the batch shell",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        reported = set()
+        for container in analysis.containerized:
+            for mount in container.mounts:
+                if mount.same_path is not False or not mount.source.absolute or not mount.destination.absolute:
+                    continue
+                source, destination = mount.source, mount.destination
+                if not (source.complete and destination.complete):
+                    continue
+                host = next((u for u in analysis.host_paths if u.path.under(source.text) is True), None)
+                if host is None:
+                    continue
+                inside = next(
+                    (
+                        u
+                        for u in analysis.paths_for(container.step)
+                        if u.path.under(source.text) is True or u.path.under(destination.text) is True
+                    ),
+                    None,
+                )
+                if inside is None:
+                    continue
+                key = (mount.span, mount.text)
+                if key in reported:
+                    continue
+                reported.add(key)
+                rest = normalize(host.path.directory)[len(normalize(source.text)) :]
+                seen_as = normalize(destination.text) + rest
+                yield self.report(
+                    script,
+                    mount.span,
+                    f"`{normalize(source.text)}` is mounted at `{normalize(destination.text)}`: the batch shell uses "
+                    f"`{host.path.text}`, which the task sees as `{seen_as}`; a path written on one side "
+                    "(logs, checkpoints, configs) names nothing on the other",
+                    label="mounted under another path",
+                    help=f"mount it at its own path: `{normalize(source.text)}:{normalize(source.text)}`",
+                )
+
+
+# == SBL303 / SBL304: caches that must be shared ==================================================
+def _shared_root(script, analysis: Containers, container: StepContainer, name: str):
+    """A shared directory for a cache, from the script alone: (value text, anchor, reason).
+
+    First the parent of another cache the same task already keeps on a mounted shared path;
+    else the same-path mount that covers the task's working directory. The text reuses the
+    script's own spelling of the other cache's value when it can (``$SHARED/cache``).
+    """
+    step = container.step
+    leaf = CACHE_LEAVES.get(name, name.lower())
+    for other in CACHE_VARIABLES:
+        if other == name:
+            continue
+        setting = analysis.task_env(step, other)
+        if setting.where != "batch" or setting.assignment is None or len(setting.values) != 1:
+            continue
+        path = setting.path
+        if path is None or not path.complete or not path.absolute or not analysis.is_shared(path):
+            continue
+        if container.containerized and container.mounted(path) is not True:
+            continue
+        parent = posixpath.dirname(normalize(path.text))
+        if parent in ("", "/") or parent.count("/") < 2:
+            continue
+        basename = posixpath.basename(parent)
+        suffix = leaf if basename in ("cache", ".cache", "caches") else "cache/" + leaf
+        written = _written_parent(script, setting, path)
+        text = (written + "/" + suffix) if written is not None else (parent + "/" + suffix)
+        return text, setting, f"next to `{other}`"
+    workdir = _workdir_value(container)
+    if workdir is not None:
+        path = PathValue.of(workdir)
+        mount = container.mount_for(path)
+        if (
+            mount is not None
+            and mount.same_path
+            and mount.destination.complete
+            and analysis.is_shared(mount.destination)
+            and normalize(mount.destination.text).count("/") >= 2
+        ):
+            return normalize(mount.destination.text) + "/cache/" + leaf, None, "in the mount that holds the working directory"
+    return None
+
+
+def _written_parent(script, setting: EnvSetting, path: PathValue) -> Optional[str]:
+    """The other cache's value as written, minus its last component (``$SHARED/cache``)."""
+    assignment = setting.assignment
+    if assignment is None or assignment.value_node is None:
+        return None
+    raw = script.data[assignment.value_node.start_byte : assignment.value_node.end_byte].decode("utf-8", "replace")
+    if raw.startswith('"') and raw.endswith('"') and len(raw) >= 2:
+        raw = raw[1:-1]
+    if not SIMPLE.match(raw):
+        return None
+    leaf = posixpath.basename(normalize(path.text))
+    trimmed = raw.rstrip("/")
+    if not trimmed.endswith("/" + leaf):
+        return None
+    parent = trimmed[: -len(leaf) - 1]
+    if not parent or parent.endswith("/") or "$" not in parent and normalize(parent) != posixpath.dirname(normalize(path.text)):
+        return None
+    return parent
+
+
+def _workdir_value(container: StepContainer) -> Optional[Value]:
+    value = None
+    if container.workdir is not None and container.workdir.value is not None:
+        value = option_value(container.workdir)
+    for command in container.step.task_commands:
+        if command.program == "cd" and len(command.argv) > 1 and command.argv[1].text.startswith("/"):
+            value = command.argv[1].value
+            break
+    return value
+
+
+def _quoted(text: str) -> str:
+    return text if SAFE_LITERAL.match(text) else f'"{text}"'
+
+
+def _cache_fix(script, analysis: Containers, container: StepContainer, name: str, setting: EnvSetting) -> Optional[Fix]:
+    """Point the cache at a shared directory inferred from the script, or export it."""
+    if setting.where not in ("unset", "batch", "batch-unexported"):
+        return None
+    assignment = setting.assignment
+    value = setting.value
+    path = PathValue.of(value) if value is not None and setting.where != "unset" else None
+    local = True
+    if path is not None and container.containerized:
+        local = analysis.is_container_local(container, path)
+    edits: List[Edit] = []
+    if setting.where == "batch-unexported" and not local and assignment is not None:
+        spot = _export_spot(script, assignment)
+        if spot is None:
+            return None
+        return Fix.unsafe(f"export `{name}` so the tasks see it", Edit.insert(spot, "export "))
+    found = _shared_root(script, analysis, container, name)
+    if found is None:
+        return None
+    text, anchor, reason = found
+    written = _quoted(text)
+    if setting.where in ("batch", "batch-unexported") and assignment is not None:
+        places = {a.span for a in script.values.assignments.get(name, []) if a.kind in ("assign", "append")}
+        if len(places) > 1 or len(setting.values) != 1 or assignment.value_node is None:
+            return None  # set in several places: one edit would not decide it
+        edits.append(Edit(Span(assignment.value_node.start_byte, assignment.value_node.end_byte), written))
+        if setting.where == "batch-unexported":
+            spot = _export_spot(script, assignment)
+            if spot is None:
+                return None
+            edits.append(Edit.insert(spot, "export "))
+        return Fix.unsafe(f"set `{name}` to `{text}` ({reason})", *edits)
+    # not set at all: a new export line
+    line = f"export {name}={written}"
+    if anchor is not None and anchor.assignment is not None:
+        place = _line_after(script, anchor.assignment)
+        if place is None:
+            return None
+        offset, indent = place
+        newline = script.source.preferred_newline()
+        return Fix.unsafe(f"add `{line}` ({reason})", Edit.insert(offset, indent + line + newline))
+    place = statement_line(script, container.step)
+    if place is None:
+        return None
+    offset, indent = place
+    newline = script.source.preferred_newline()
+    return Fix.unsafe(f"add `{line}` ({reason})", Edit.insert(offset, indent + line + newline))
+
+
+def _statement_of(assignment) -> Optional[object]:
+    node = assignment.node
+    if node.parent is not None and node.parent.type == "declaration_command":
+        node = node.parent
+    if node.parent is None or node.parent.type not in ("program", "compound_statement", "do_group"):
+        return None
+    return node
+
+
+def _export_spot(script, assignment) -> Optional[int]:
+    node = assignment.node
+    if node.parent is None or node.parent.type not in ("program", "compound_statement", "do_group"):
+        return None
+    return node.start_byte
+
+
+def _line_after(script, assignment) -> Optional[Tuple[int, str]]:
+    node = _statement_of(assignment)
+    if node is None:
+        return None
+    data = script.data
+    line_start = data.rfind(b"\n", 0, node.start_byte) + 1
+    indent = data[line_start : node.start_byte]
+    if indent.strip(b" \t"):
+        return None
+    end = data.find(b"\n", node.end_byte)
+    if end < 0 or data[node.end_byte : end].strip(b" \t\r"):
+        return None  # something else follows on the line
+    return end + 1, indent.decode("utf-8", "replace")
+
+
+def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvSetting) -> Optional[str]:
+    name = setting.name
+    if setting.where == "unset":
+        return f"`{name}` is not set by the script, so the tasks use the default `{CACHE_DEFAULTS.get(name, '~/.cache')}` inside the container"
+    if setting.where == "batch-unexported":
+        return f"`{name}` is set but not exported, so the tasks never see it and use the default `{CACHE_DEFAULTS.get(name, '~/.cache')}` inside the container"
+    path = setting.path
+    if path is None or not (path.absolute or path.home):
+        return None
+    if path.home and not is_home_cache(path) and not path.absolute:
+        return None
+    if not analysis.is_container_local(container, path):
+        return None
+    return f"`{name}` is `{path.text}`, a directory local to each node's container"
+
+
+UV_PROGRAM = "uv"
+HF_HINT = re.compile(r"(?i)hugging|(^|[^a-z])hf([_\-.]|$)|hf_model|--hf|transformers|from_pretrained|hub")
+
+
+def _uses_uv(step: Step) -> bool:
+    for command in step.task_commands:
+        argv = command.argv
+        i = unwrap(argv)
+        if i < len(argv) and argv[i].known and posixpath.basename(argv[i].text) in ("uv", "uvx"):
+            return True
+    return False
+
+
+def _uses_huggingface(script, step: Step) -> bool:
+    for launch in launches(script):
+        if launch.step is step and (is_bridge_training(launch) or launch.program == "nemo"):
+            return True
+    for command in step.task_commands:
+        if command.program in ("huggingface-cli", "hf"):
+            return True
+        for word in command.argv:
+            if word.known and HF_HINT.search(word.text):
+                return True
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "HF_HOME"):
+        if script.values.defined(name):
+            return True
+    return False
+
+
+@register
+class NemoHomeNotShared(Rule):
+    code = "SBL303"
+    name = "nemo-home-not-shared"
+    severity = Severity.ERROR
+    summary = "Multi-node NeMo/Bridge fine-tuning with `NEMO_HOME` unset or local to each node's container."
+    what = """
+        Finds multi-node jobs (`#SBATCH --nodes` above 1) that run a NeMo or Megatron-Bridge
+        fine-tuning launch (an SFT/PEFT recipe or script, `--peft lora`, `peft=lora`,
+        `--mode finetune`, packed sequences) and checks the `NEMO_HOME` the tasks see: not set,
+        set but not exported, or pointing at a container-local directory such as
+        `/root/.cache/nemo`.
+    """
+    why = """
+        Fine-tuning prepares its data (packed sequences as `.npy` files, downloaded datasets)
+        under `NEMO_HOME`, on one node. Left at the container default, every node has its own
+        empty copy and the ranks of the other nodes fail with
+        `TypeError: 'NoneType' object is not an iterator` once training starts.
+    """
+    fix_safety = """
+        Unsafe, and offered only when a shared directory can be read from the script itself: next
+        to another cache the job already keeps on a mounted shared path (`HF_HOME`,
+        `UV_CACHE_DIR`), or inside the same-path mount that holds the working directory. The fix
+        sets `export NEMO_HOME=<that directory>/…/nemo`; it never invents a path.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     python scripts/training/run_recipe.py --recipe llama3_8b_sft_config --peft lora
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                export NEMO_HOME=/lustre/fsw/alice/cache/nemo
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     python scripts/training/run_recipe.py --recipe llama3_8b_sft_config --peft lora
+                """
+            ),
+            unsafe=True,
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=4
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export NEMO_HOME=/root/.cache/nemo
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/gpfs/proj:/gpfs/proj \\
+                     python /opt/Megatron-Bridge/scripts/training/run_recipe.py \\
+                     --recipe qwen3_8b_finetune_config dataset.packed_sequence_specs.packed_sequence_size=4096
+                """
+            ),
+            title="container-local NEMO_HOME and nothing to infer a shared directory from",
+            contains="/root/.cache/nemo",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export NEMO_HOME=/lustre/fsw/alice/cache/nemo
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     python /opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe llama3_8b_sft_config
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     python /opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe llama3_8b_sft_config
+                """
+            ),
+            title="one node: the packed data is where every rank looks",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        job_multi = job_geometry(script).multi_node
+        for launch in launches(script):
+            step = launch.step
+            if not (job_multi or _multi_node(script, step)):
+                continue
+            if not (is_bridge_training(launch) or launch.program == "nemo"):
+                continue
+            why = fine_tuning(launch)
+            if why is None:
+                continue
+            container = analysis.for_step(step)
+            setting = analysis.task_env(step, "NEMO_HOME")
+            if container.containerized:
+                problem = _cache_problem(analysis, container, setting)
+            else:
+                path = setting.path
+                problem = None
+                if path is not None and path.complete and re.match(r"^/(tmp|dev/shm|var/tmp)(/|$)", path.text):
+                    problem = f"`NEMO_HOME` is `{path.text}`, a directory local to each node"
+            if problem is None:
+                continue
+            span = setting.span if setting.span is not None and setting.where != "unset" else step.srun_word.span
+            fix = _cache_fix(script, analysis, container, "NEMO_HOME", setting)
+            yield self.report(
+                script,
+                span,
+                f"multi-node fine-tuning ({why}): {problem}; packed data prepared on the first node is missing on the "
+                "others, whose ranks fail with `TypeError: 'NoneType' object is not an iterator`",
+                fix,
+                label="NEMO_HOME not shared",
+                help="export NEMO_HOME on the shared filesystem (and mount it), e.g. next to HF_HOME",
+            )
+            return
+
+
+@register
+class CacheNotShared(Rule):
+    code = "SBL304"
+    name = "cache-not-shared"
+    severity = Severity.WARNING
+    summary = "`HF_HOME` or `UV_CACHE_DIR` unset or container-local in a containerized multi-node job."
+    what = """
+        In a containerized multi-node job, checks the `HF_HOME` (when the task uses Hugging Face:
+        Bridge/NeMo launches, HF model paths, `huggingface-cli`) and the `UV_CACHE_DIR` (when the
+        task runs `uv`) that each task sees: not set by the script, set but not exported, or a
+        directory local to each node's container (`/root/.cache/…`, `~/.cache/…`, an unmounted
+        image path).
+    """
+    why = """
+        Each node then downloads the same models and builds the same wheels into its own
+        container, which costs time and bandwidth, and the container's small writable layer fills
+        up: `No space left on device` in the middle of a download or a `uv sync`.
+    """
+    fix_safety = """
+        Unsafe, and offered only when a shared directory can be read from the script: next to
+        another cache already kept on a mounted shared path, or inside the same-path mount that
+        holds the working directory (or, for a variable set but not exported, by exporting it).
+        It never invents a path.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                export HF_HOME=/root/.cache/huggingface
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     uv run --no-sync python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     uv run --no-sync python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B
+                """
+            ),
+            unsafe=True,
+            contains="/root/.cache/huggingface",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     uv run --no-sync python examples/conversion/convert_checkpoints.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     uv run --no-sync python examples/conversion/convert_checkpoints.py
+                """
+            ),
+            unsafe=True,
+            title="unset: a directory inside the mount that holds the working directory",
+            contains="UV_CACHE_DIR",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     uv run --no-sync python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     uv run python /lustre/fsw/alice/infer.py --hf-model meta-llama/Llama-3.1-8B
+                """
+            ),
+            title="a single node",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        job_multi = job_geometry(script).multi_node
+        done = set()
+        for container in analysis.containerized:
+            step = container.step
+            if not (job_multi or _multi_node(script, step)) or container.uncertain:
+                continue
+            for name in ("HF_HOME", "UV_CACHE_DIR"):
+                if name in done:
+                    continue
+                setting = analysis.task_env(step, name)
+                if name == "UV_CACHE_DIR" and not _uses_uv(step):
+                    continue
+                if name == "HF_HOME" and not (setting.is_set or _uses_huggingface(script, step)):
+                    continue
+                problem = _cache_problem(analysis, container, setting)
+                if problem is None:
+                    continue
+                done.add(name)
+                span = setting.span if setting.span is not None and setting.where != "unset" else step.srun_word.span
+                fix = _cache_fix(script, analysis, container, name, setting)
+                what = "downloads models" if name == "HF_HOME" else "builds and caches wheels"
+                yield self.report(
+                    script,
+                    span,
+                    f"{problem}: every node {what} separately into its container, which can run out of space "
+                    "(`No space left on device`)",
+                    fix,
+                    label=f"{name} not shared",
+                    help=f"export {name} on the shared filesystem and mount it into the container",
+                )
+
+
+# == SBL305 / SBL306 ==============================================================================
+@register
+class MountsWithoutImage(Rule):
+    code = "SBL305"
+    name = "mounts-without-image"
+    severity = Severity.WARNING
+    summary = "`--container-mounts` on a step with neither `--container-image` nor `--container-name`: pyxis ignores it."
+    what = """
+        Reports a step that passes `--container-mounts` (or other container options) without
+        `--container-image` or `--container-name` on the same `srun`.
+    """
+    why = """
+        Pyxis only starts a container for a command that names an image or a named container;
+        otherwise the mounts are silently ignored and the task runs on the host, with the host's
+        Python and libraries. An `#SBATCH --container-image` does not help: it containerizes only
+        the batch step, never the `srun` steps.
+    """
+    fix_safety = "There is no automatic fix: only the author knows which image the step should run in."
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                MOUNTS=/lustre/fsw/alice:/lustre/fsw/alice
+                srun --ntasks-per-node=1 --container-mounts=$MOUNTS bash -c 'nvidia-smi -L'
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=$MOUNTS \\
+                     python /lustre/fsw/alice/train.py
+                """
+            ),
+            count=1,
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                MOUNTS=/lustre/fsw/alice:/lustre/fsw/alice
+                srun --container-name=nemo --container-mounts=$MOUNTS python /lustre/fsw/alice/train.py
+                """
+            )
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        for container in analysis.steps:
+            if container.containerized or not container.has_mounts or container.uncertain:
+                continue
+            step = container.step
+            opt = container.mount_options[0]
+            note = ""
+            if _header_has(script, "container-image"):
+                note = " (the `#SBATCH --container-image` containerizes only the batch step)"
+            yield self.report(
+                script,
+                _option_span(opt, step),
+                "`--container-mounts` on a step with neither `--container-image` nor `--container-name`: pyxis "
+                f"ignores the mounts and the task runs on the host{note}",
+                label="ignored without an image",
+                help="give this srun the same --container-image as the other steps, or drop the mounts",
+            )
+
+
+@register
+class ContainerStepWithoutMounts(Rule):
+    code = "SBL306"
+    name = "container-step-without-mounts"
+    severity = Severity.WARNING
+    summary = "A containerized step with no `--container-mounts` at all: the shared filesystem is invisible to it."
+    what = """
+        Reports an `srun` with `--container-image` or `--container-name` and no
+        `--container-mounts` (in any of the forms the script may build), unless the task only
+        runs a probe such as `nvidia-smi` or `hostname`.
+    """
+    why = """
+        Without mounts the container sees only its image (and perhaps the home directory): the
+        repository, the data, the caches and the log or checkpoint directories on the shared
+        filesystem are all missing, so the step fails on its first file access or writes results
+        that vanish with the container.
+    """
+    fix_safety = "There is no automatic fix: which directories to mount depends on the cluster."
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-workdir=/lustre/fsw/alice/repo \\
+                     python train.py --data /lustre/fsw/alice/data
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --ntasks-per-node=1 --container-image=nvcr.io/nvidia/nemo:25.09 nvidia-smi
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/repo python train.py
+                """
+            )
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        for container in analysis.containerized:
+            if container.has_mounts or container.uncertain or _trivial(container.step):
+                continue
+            opt = container.image or container.name
+            assert opt is not None
+            note = ""
+            if _header_has(script, "container-mounts"):
+                note = "; the `#SBATCH --container-mounts` does not reach `srun` steps"
+            yield self.report(
+                script,
+                _option_span(opt, container.step),
+                "containerized step without `--container-mounts`: the repository, data, caches and logs on the shared "
+                f"filesystem are invisible inside the container{note}",
+                label="no mounts",
+                help="add --container-mounts=SRC:DST for the shared directories the task uses (same path on both sides)",
+            )
+
+
+# == SBL307 ======================================================================================
+@dataclass
+class UvSync:
+    command: Command
+    kind: str  # "sync" or "run"
+    options: List[Word]  # the uv options that also apply to ``uv sync``
+    unknown: bool = False  # an option word the model cannot read
+
+
+def _uv_syncs(analysis: Containers, step: Step) -> List[UvSync]:
+    """The task's commands that sync a uv environment (``uv sync``, a syncing ``uv run``)."""
+    no_sync_env = analysis.task_env(step, "UV_NO_SYNC")
+    env_no_sync = no_sync_env.is_set and no_sync_env.value is not None and no_sync_env.value.text not in ("", "0", "false")
+    out = []
+    for command in step.task_commands:
+        argv = command.argv
+        i = unwrap(argv)
+        if i >= len(argv) or not argv[i].known or posixpath.basename(argv[i].text) != "uv":
+            continue
+        options: List[Word] = []
+        unknown = False
+        i += 1
+        while i < len(argv) and argv[i].text.startswith("-"):
+            if argv[i].text in UV_GLOBAL_VALUE_OPTIONS:
+                i += 1
+            i += 1
+        if i >= len(argv):
+            continue
+        sub = argv[i].text
+        if sub == "sync":
+            rest = argv[i + 1 :]
+            texts = [w.text for w in rest]
+            if "--check" in texts or "--dry-run" in texts:
+                continue
+            unknown = any(not w.known for w in rest)
+            out.append(UvSync(command, "sync", list(rest), unknown))
+        elif sub == "run":
+            if any(e.name == "UV_NO_SYNC" for e in command.env) or env_no_sync:
+                continue
+            j = i + 1
+            syncing = True
+            while j < len(argv) and argv[j].text.startswith("-") and argv[j].text not in ("-m", "--module"):
+                text = argv[j].text
+                name = text.split("=", 1)[0]
+                if name in ("--no-sync", "--no-project"):
+                    syncing = False
+                takes = name in UV_RUN_VALUE_OPTIONS and "=" not in text
+                if name in UV_SYNC_OPTIONS:
+                    options.append(argv[j])
+                    if takes and j + 1 < len(argv):
+                        options.append(argv[j + 1])
+                if not argv[j].known:
+                    unknown = True
+                j += 2 if takes else 1
+            if syncing:
+                out.append(UvSync(command, "run", options, unknown))
+    return out
+
+
+def _guarded(command: Command) -> bool:
+    """Whether the command runs only in some tasks (``if [ "$SLURM_LOCALID" -eq 0 ]; then …``)."""
+    if not command.in_string:
+        return False
+    for node in ancestors(command.node):
+        if node.type in ("if_statement", "elif_clause", "list", "case_statement", "while_statement"):
+            text = node.text.decode("utf-8", "replace") if node.text is not None else ""
+            if GUARD.search(text):
+                return True
+    return False
+
+
+def _warmup(script, analysis: Containers, step: Step, sync: UvSync) -> Optional[str]:
+    """The one-task ``srun … uv sync`` line for a step, with the step's container flags."""
+    data = script.data
+    srun = step.srun_word
+    context = command_pieces(step.command)
+    srun_text = data[srun.span.start : srun.span.end].decode("utf-8", "replace")
+    if srun_text != "srun" and not SIMPLE.match(srun_text):
+        return None
+    if step.task_argv and step.task_argv[0].span == srun.span:
+        return None  # the variable holds the task command too
+    parts = [srun_text, "--nodes=1", "--ntasks=1"]
+    seen = {srun.span}
+    wanted = [o for o in step.options if (o.spec is not None and o.spec.pyxis) or o.name in ("export", "chdir")]
+    for opt in wanted:
+        for word in opt.words:
+            if word.span in seen:
+                continue
+            seen.add(word.span)
+            parts.append(data[word.span.start : word.span.end].decode("utf-8", "replace"))
+    uv = ["uv", "sync"]
+    if sync.unknown:
+        return None
+    for word in sync.options:
+        text = word.text
+        uv.append(text if SAFE_LITERAL.match(text) else shlex.quote(text))
+    # the directory the task's uv runs in, when the task string enters one first
+    directory = None
+    for command in step.task_commands:
+        if command is sync.command:
+            break
+        if command.program == "cd":
+            if len(command.argv) < 2:
+                return None
+            directory = shell_text(script, command.argv[1].value, context, "")
+            if directory is None:
+                return None
+        elif any(e.name.startswith("UV_") for e in command.env):
+            return None
+    if any(e.name.startswith("UV_") for e in sync.command.env):
+        return None
+    if any(name.startswith("UV_") for name in _task_assigned_names(script, step)):
+        return None
+    if directory is not None:
+        uv += ["--directory", directory]
+    return " ".join(parts + uv)
+
+
+def _task_assigned_names(script, step: Step) -> List[str]:
+    from ..model.containers import task_string_assignments
+
+    return list(task_string_assignments(script, step))
+
+
+@register
+class ConcurrentUvSync(Rule):
+    code = "SBL307"
+    name = "concurrent-uv-sync"
+    severity = Severity.WARNING
+    summary = "Every task of a multi-node step runs `uv sync` or a syncing `uv run`, with no single-task warm-up first."
+    what = """
+        Finds multi-node steps whose task runs `uv sync`, or `uv run` without `--no-sync` or
+        `--no-project` (and without `UV_NO_SYNC` set), in every task: no earlier one-task step
+        ran the sync, and no `SLURM_LOCALID`/`SLURM_PROCID` test limits it to some tasks.
+        `uv run --frozen` and `--locked` still sync the environment, so they count.
+    """
+    why = """
+        Every task then resolves, downloads and installs into the same shared cache and virtual
+        environment at once: dozens of writers race on the shared filesystem, which is slow at
+        best and leaves a half-installed environment or corrupted cache entries at worst. One
+        warm-up `uv sync` in a single task first makes the later syncs no-ops.
+    """
+    fix_safety = """
+        Safe: the fix inserts, right before the step, a one-task step with the same container
+        flags (`srun --nodes=1 --ntasks=1 … uv sync`), which only fills the cache and environment
+        the step would fill anyway; the step itself is unchanged.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                MOUNTS=/lustre/fsw/alice:/lustre/fsw/alice
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=$MOUNTS \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     uv run python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                MOUNTS=/lustre/fsw/alice:/lustre/fsw/alice
+                srun --nodes=1 --ntasks=1 --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=$MOUNTS --container-workdir=/lustre/fsw/alice/Megatron-Bridge uv sync
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=$MOUNTS \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     uv run python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B
+                """
+            ),
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                WORKDIR=/lustre/fsw/alice/Megatron-Bridge
+                SRUN_CMD="srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw"
+                CMD="cd $WORKDIR && uv sync --all-extras && uv run --no-sync python scripts/training/run_recipe.py"
+                for RECIPE in llama3_8b_pretrain_config; do
+                    rm -rf $WORKDIR/nemo_experiments
+                    $SRUN_CMD bash -c "$CMD --recipe $RECIPE"
+                done
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                WORKDIR=/lustre/fsw/alice/Megatron-Bridge
+                SRUN_CMD="srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw"
+                CMD="cd $WORKDIR && uv sync --all-extras && uv run --no-sync python scripts/training/run_recipe.py"
+                for RECIPE in llama3_8b_pretrain_config; do
+                    rm -rf $WORKDIR/nemo_experiments
+                    $SRUN_CMD --nodes=1 --ntasks=1 uv sync --all-extras --directory "$WORKDIR"
+                    $SRUN_CMD bash -c "$CMD --recipe $RECIPE"
+                done
+                """
+            ),
+            title="srun through a variable, the task enters the repository first",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                MOUNTS=/lustre/fsw/alice:/lustre/fsw/alice
+                srun --nodes=1 --ntasks=1 --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=$MOUNTS \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge uv sync
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=$MOUNTS \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     uv run python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B
+                """
+            ),
+            title="phase 1, then phase 2",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                CMD="if [ \\"\\$SLURM_LOCALID\\" -eq 0 ]; then uv sync; else sleep 10; fi && uv run --no-sync python convert.py"
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge bash -c "$CMD"
+                """
+            ),
+            title="a local-rank guard",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        warmed: List[Step] = []
+        batch_sync_at: Optional[int] = None
+        for command in script.commands:
+            if command.in_string or any(s.command is command for s in script.steps):
+                continue
+            argv = command.argv
+            i = unwrap(argv)
+            if i + 1 < len(argv) and argv[i].text == "uv" and argv[i + 1].text == "sync":
+                batch_sync_at = command.node.start_byte if batch_sync_at is None else batch_sync_at
+        for step in script.steps:
+            syncs = _uv_syncs(analysis, step)
+            if not syncs:
+                continue
+            if _single_task(script, step):
+                warmed.append(step)
+                continue
+            if not _multi_node(script, step):
+                continue
+            start = step.command.node.start_byte
+            if any(w.command.node.start_byte < start for w in warmed):
+                continue
+            container = analysis.for_step(step)
+            if batch_sync_at is not None and batch_sync_at < start and not container.containerized:
+                continue
+            unguarded = [s for s in syncs if not _guarded(s.command)]
+            if not unguarded:
+                continue
+            sync = unguarded[0]
+            fix = None
+            place = statement_line(script, step)
+            text = _warmup(script, analysis, step, sync) if place is not None else None
+            if place is not None and text is not None:
+                offset, indent = place
+                newline = script.source.preferred_newline()
+                fix = Fix.safe("run `uv sync` once in a single task before the step", Edit.insert(offset, indent + text + newline))
+            what = "`uv sync`" if sync.kind == "sync" else "`uv run` (which syncs the environment first)"
+            shape = geometry(script, step)
+            tasks = f"all {shape.ntasks.value} tasks" if shape.ntasks.value else "every task"
+            uv_word = sync.command.argv[unwrap(sync.command.argv)]
+            span = site_span(uv_word.pieces, command_pieces(step.command)) or step.srun_word.span
+            yield self.report(
+                script,
+                span,
+                f"{tasks} of this multi-node step run {what} at once, with no single-task warm-up before it: they race "
+                "on the shared uv cache and virtual environment",
+                fix,
+                label="concurrent uv sync",
+                help="run `srun --nodes=1 --ntasks=1 <same container flags> uv sync` first, then `uv run --no-sync`",
+            )
+
+
+# == SBL308 ======================================================================================
+MLM_DIR = "3rdparty/Megatron-LM"
+
+
+def _pythonpath_ok(script, analysis: Containers, launch: Launch) -> Optional[bool]:
+    """Whether the launch's PYTHONPATH holds 3rdparty/Megatron-LM (None: cannot tell)."""
+    command = launch.command
+    values: List[Value] = []
+    for env in command.env:
+        if env.name == "PYTHONPATH":
+            values.append(env.value)
+    start = unwrap(command.argv)
+    for word in command.argv[:start]:
+        if word.text.startswith("PYTHONPATH="):
+            values.append(word.value)
+    if not values:
+        setting = analysis.task_env(launch.step, "PYTHONPATH")
+        if setting.is_set:
+            values.extend(setting.values)
+    if not values:
+        return False
+    for value in values:
+        if MLM_DIR in value.text or "Megatron-LM" in value.text:
+            return True
+    if any(not p.known and p.name != "PYTHONPATH" for v in values for p in v.pieces):
+        return None
+    return False
+
+
+def _mlm_fix(script, analysis: Containers, launch: Launch) -> Optional[Fix]:
+    step = launch.step
+    command = launch.command
+    context = command_pieces(step.command)
+    first = command.argv[0]
+    located = [p for p in first.pieces if p.span is not None]
+    if not located or not first.known:
+        return None
+    site = site_span(first.pieces, context)
+    if site is None:
+        return None
+    offset = site.start
+    inside = quote_context(script, offset)
+    if inside not in ('"', "'"):
+        return None
+    script_word = launch.script
+    assert script_word is not None
+    path = script_word.text
+    cut = path.find(MLM_DIR)
+    workdir_text: Optional[str] = None
+    if cut > 0:
+        prefix = script_word.value.slice(0, len(path[:cut].rstrip("/").encode("utf-8")))
+        workdir_text = shell_text(script, prefix, context, '"') if inside == '"' else (
+            prefix.text if prefix.known and SAFE_LITERAL.match(prefix.text) else None
+        )
+    elif cut == 0 or path.startswith("./" + MLM_DIR):
+        value = None
+        for other in step.task_commands:
+            if other is command:
+                break
+            if other.program == "cd" and len(other.argv) > 1:
+                value = other.argv[1].value
+        if value is None:
+            container = analysis.for_step(step)
+            if container.workdir is not None and container.workdir.value is not None:
+                value = option_value(container.workdir)
+        if value is not None:
+            workdir_text = shell_text(script, value, context, '"') if inside == '"' else (
+                value.text if value.known and SAFE_LITERAL.match(value.text) else None
+            )
+    if workdir_text is None or workdir_text.startswith('"'):
+        return None
+    keep = "\\${PYTHONPATH:-}" if inside == '"' else "${PYTHONPATH:-}"
+    text = f"PYTHONPATH={workdir_text}/{MLM_DIR}:{keep} "
+    return Fix.safe(f"prepend `PYTHONPATH={workdir_text}/{MLM_DIR}:…` to the task command", Edit.insert(offset, text))
+
+
+@register
+class MlmMissingPythonpath(Rule):
+    code = "SBL308"
+    name = "mlm-missing-pythonpath"
+    severity = Severity.ERROR
+    summary = "Megatron-LM's `pretrain_*.py` from `3rdparty/Megatron-LM` launched without it on `PYTHONPATH`."
+    what = """
+        Finds task commands that run a `pretrain_*.py` script of the `3rdparty/Megatron-LM`
+        checkout inside a Megatron-Bridge tree (`pretrain_gpt.py`, `pretrain_mamba.py`…), through
+        python, torchrun or `uv run`, and checks that the `PYTHONPATH` the command sees (set on
+        the command, inside the task string, or exported by the batch shell) contains
+        `3rdparty/Megatron-LM`.
+    """
+    why = """
+        The container ships its own `megatron-core`, which shadows the submodule's `megatron`
+        package: the script then imports a different Megatron than the one it belongs to and dies
+        with `ModuleNotFoundError: No module named 'megatron.core.…'` or, worse, trains with
+        mismatched code.
+    """
+    fix_safety = """
+        Safe: prepending the submodule to `PYTHONPATH` (and keeping whatever was there) only makes
+        the script import the code it was written for. Inside a double-quoted task string the
+        existing value is escaped (`\\${PYTHONPATH:-}`) so each task expands its own.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                WORKDIR=/lustre/fsw/alice/Megatron-Bridge
+                TRAIN_CMD="cd ${WORKDIR} && uv run --no-sync python -m torch.distributed.run --nproc_per_node=8 \\
+                  --nnodes=\\${SLURM_JOB_NUM_NODES} --node_rank=\\${SLURM_NODEID} \\
+                  ${WORKDIR}/3rdparty/Megatron-LM/pretrain_gpt.py --tensor-model-parallel-size 2 --mock-data"
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     bash -c "$TRAIN_CMD"
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+                WORKDIR=/lustre/fsw/alice/Megatron-Bridge
+                TRAIN_CMD="cd ${WORKDIR} && PYTHONPATH=${WORKDIR}/3rdparty/Megatron-LM:\\${PYTHONPATH:-} uv run --no-sync python -m torch.distributed.run --nproc_per_node=8 \\
+                  --nnodes=\\${SLURM_JOB_NUM_NODES} --node_rank=\\${SLURM_NODEID} \\
+                  ${WORKDIR}/3rdparty/Megatron-LM/pretrain_gpt.py --tensor-model-parallel-size 2 --mock-data"
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     bash -c "$TRAIN_CMD"
+                """
+            ),
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     bash -c 'torchrun --nproc_per_node=8 3rdparty/Megatron-LM/pretrain_gpt.py --mock-data'
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     bash -c 'PYTHONPATH=/lustre/fsw/alice/Megatron-Bridge/3rdparty/Megatron-LM:${PYTHONPATH:-} torchrun --nproc_per_node=8 3rdparty/Megatron-LM/pretrain_gpt.py --mock-data'
+                """
+            ),
+            title="a relative script path in a single-quoted string",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                WORKDIR=/lustre/fsw/alice/Megatron-Bridge
+                export PYTHONPATH=$WORKDIR/3rdparty/Megatron-LM:${PYTHONPATH:-}
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     torchrun --nproc_per_node=8 $WORKDIR/3rdparty/Megatron-LM/pretrain_gpt.py --mock-data
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-LM \\
+                     torchrun --nproc_per_node=8 pretrain_gpt.py --mock-data
+                """
+            ),
+            title="a standalone Megatron-LM checkout finds its own package",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        for launch in launches(script):
+            script_word = launch.script
+            if script_word is None or not script_word.known:
+                continue
+            path = script_word.text
+            if MLM_DIR not in path or not re.search(r"(^|/)pretrain_\w+\.py$", path):
+                continue
+            if _pythonpath_ok(script, analysis, launch) is not False:
+                continue
+            span = site_span(script_word.pieces, command_pieces(launch.step.command)) or script_word.span
+            yield self.report(
+                script,
+                span,
+                f"`{posixpath.basename(path)}` from `{MLM_DIR}` runs without `{MLM_DIR}` on `PYTHONPATH`: the container's "
+                "own megatron-core is imported instead (`ModuleNotFoundError: No module named 'megatron.core.…'` or "
+                "mismatched code)",
+                _mlm_fix(script, analysis, launch),
+                label="PYTHONPATH lacks 3rdparty/Megatron-LM",
+                help="prefix the command with `PYTHONPATH=$WORKDIR/3rdparty/Megatron-LM:${PYTHONPATH:-}` (escape `$` inside a task string)",
+            )
+
+
+# == SBL309 ======================================================================================
+RESUME = re.compile(r"^(--?load(=|$)|checkpoint\.load=|[\w.\-]*resume[\w.\-]*(=|$)|--?[\w\-]*resume)", re.IGNORECASE)
+
+
+def _resumes(launch: Launch) -> bool:
+    return any(RESUME.match(w.text) for w in launch.args)
+
+
+def _removes_experiments(command: Command) -> bool:
+    return command.program == "rm" and any("nemo_experiments" in w.text for w in command.args)
+
+
+def _task_directory(analysis: Containers, launch: Launch) -> Tuple[Optional[Value], str]:
+    """The directory the launch runs in: (value, "cd" | "workdir" | "chdir" | "host" | "image")."""
+    step = launch.step
+    value = None
+    for other in step.task_commands:
+        if other is launch.command:
+            break
+        if other.program == "cd" and len(other.argv) > 1:
+            value = other.argv[1].value
+    if value is not None:
+        return value, "cd"
+    container = analysis.for_step(step)
+    if container.containerized:
+        if container.workdir is not None and container.workdir.value is not None:
+            return option_value(container.workdir), "workdir"
+        return None, "image"
+    chdir = step.option("chdir")
+    if chdir is not None and chdir.value is not None:
+        return option_value(chdir), "chdir"
+    return None, "host"
+
+
+@register
+class StaleExperimentDir(Rule):
+    code = "SBL309"
+    name = "stale-experiment-dir"
+    severity = Severity.WARNING
+    summary = "Bridge training with no earlier `rm -rf nemo_experiments` and no explicit resume/load setting."
+    what = """
+        Finds Megatron-Bridge (or NeMo) training launches that run in a persistent directory (the
+        host's, or a mounted container working directory) where nothing earlier in the script
+        removes `nemo_experiments`, and whose arguments set no resume or load option
+        (`checkpoint.load=…`, `--load`, a resume flag).
+    """
+    why = """
+        Bridge writes checkpoints under `nemo_experiments/` in the working directory by default
+        and, on start, picks up the latest one it finds there. A checkpoint left by an earlier
+        run, possibly of another model or configuration, is then silently resumed: the job
+        skips its first iterations, fails on a shape mismatch, or trains on from a wrong state.
+    """
+    fix_safety = """
+        Unsafe: the fix inserts `rm -rf <working directory>/nemo_experiments` right before the
+        step, which deletes the previous run's checkpoints. Resume on purpose with an explicit
+        `checkpoint.load=…` instead when they matter.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                rm -rf /lustre/fsw/alice/Megatron-Bridge/nemo_experiments
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config
+                """
+            ),
+            unsafe=True,
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                CKPT=/lustre/fsw/alice/checkpoints/llama3_8b
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config \\
+                     checkpoint.save=$CKPT checkpoint.load=$CKPT
+                """
+            ),
+            title="an explicit resume",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export HF_HOME=/lustre/fsw/alice/cache/huggingface
+                cd /lustre/fsw/alice/Megatron-Bridge
+                rm -rf nemo_experiments
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
+                     python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config
+                """
+            )
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        reported = set()
+        for launch in launches(script):
+            if not is_bridge_training(launch) or _resumes(launch):
+                continue
+            step = launch.step
+            if id(step) in reported:
+                continue
+            start = step.command.node.start_byte
+            if any(
+                _removes_experiments(c) and c.node.start_byte < start
+                for c in script.commands
+                if not c.in_string
+            ):
+                continue
+            if any(_removes_experiments(c) for c in step.task_commands if c is not launch.command):
+                continue
+            container = analysis.for_step(step)
+            directory, where = _task_directory(analysis, launch)
+            if where == "image" and container.name is None:
+                continue  # inside a fresh container: nothing survives from an earlier run
+            if container.containerized and directory is not None:
+                if container.mounted(PathValue.of(directory)) is False and container.name is None:
+                    continue
+            reported.add(id(step))
+            fix = self._fix(script, analysis, launch, directory, where)
+            yield self.report(
+                script,
+                site_span(launch.words[0].pieces, command_pieces(step.command)) if launch.words else step.srun_word.span
+                or step.srun_word.span,
+                "Bridge training starts with no `rm -rf nemo_experiments` before it and no resume setting: a checkpoint "
+                "left in `nemo_experiments` by an earlier run is silently resumed",
+                fix,
+                label="may resume a stale checkpoint",
+                help="remove nemo_experiments before the launch, or resume on purpose with checkpoint.load=…",
+            )
+
+    def _fix(self, script, analysis: Containers, launch: Launch, directory: Optional[Value], where: str) -> Optional[Fix]:
+        step = launch.step
+        place = statement_line(script, step)
+        if place is None:
+            return None
+        context = command_pieces(step.command)
+        container = analysis.for_step(step)
+        if directory is None:
+            if where != "host":
+                return None
+            target = "nemo_experiments"
+        else:
+            path = PathValue.of(directory)
+            text: Optional[str] = None
+            if container.containerized:
+                mount = container.mount_for(path)
+                if mount is None:
+                    return None
+                if mount.same_path:
+                    text = shell_text(script, directory, context, "")
+                elif path.complete:
+                    host = mount.host_path(path.text)
+                    text = shlex.quote(host) if host else None
+            else:
+                text = shell_text(script, directory, context, "")
+            if text is None:
+                return None
+            if not (text.startswith("/") or text.startswith('"/') or text.startswith("$") or text.startswith('"$')):
+                return None  # a relative directory: relative to what the batch shell does not know
+            target = text.rstrip("/") + "/nemo_experiments"
+        offset, indent = place
+        newline = script.source.preferred_newline()
+        return Fix.unsafe(
+            f"remove `{target}` before the launch", Edit.insert(offset, f"{indent}rm -rf {target}{newline}")
+        )

@@ -1,0 +1,370 @@
+"""Containers and shared storage: the per-step container model, the paths a job uses, SBL301–SBL309."""
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from lintutil import fix_text, lint_text
+from sbatchlint.model.containers import PathValue, containers
+from sbatchlint.model.script import Script
+from sbatchlint.source import Source
+
+FIXTURES = Path(__file__).parent / "fixtures" / "containers"
+CONTAINER_CODES = [f"SBL30{i}" for i in range(1, 10)]
+
+
+def script_of(text: str, settings=None) -> Script:
+    return Script(Source(dedent(text).lstrip("\n").encode("utf-8"), "job.sh"), settings)
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def found(text: str, settings=None):
+    return [d for d in lint_text(text, CONTAINER_CODES, settings=settings) if d.code in CONTAINER_CODES]
+
+
+def codes(text: str, settings=None):
+    return sorted(d.code for d in found(text, settings))
+
+
+def at(text: str, diagnostic) -> str:
+    return text.encode()[diagnostic.span.start : diagnostic.span.end].decode()
+
+
+# -- the model ---------------------------------------------------------------------------------
+def test_mount_entries_from_lists_repeated_flags_and_variables():
+    script = script_of(
+        """
+        #!/bin/bash
+        #SBATCH --nodes=2
+        CONTAINER_MOUNTS="/lustre/fsw:/lustre/fsw"
+        export HF_HOME=/scratch/alice/hf
+        MOUNTS="$CONTAINER_MOUNTS"
+        MOUNTS="$MOUNTS,$HF_HOME:$HF_HOME"
+        srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=$MOUNTS,/data:/mnt/data:ro \\
+             --container-mounts /gpfs/proj --no-container-mount-home --container-workdir=/lustre/fsw/repo true
+        """
+    )
+    (container,) = containers(script).steps
+    pairs = [(m.source.text, m.destination.text, m.flags) for m in container.mounts]
+    assert pairs == [
+        ("/lustre/fsw", "/lustre/fsw", ""),
+        ("/scratch/alice/hf", "/scratch/alice/hf", ""),
+        ("/data", "/mnt/data", "ro"),
+        ("/gpfs/proj", "/gpfs/proj", ""),
+    ]
+    assert container.containerized and container.mount_home is False
+    assert container.workdir_path.text == "/lustre/fsw/repo"
+    # every entry points at the bytes that wrote it
+    texts = [script.text(m.span) for m in container.mounts]
+    assert texts == ["$MOUNTS", "$HF_HOME:$HF_HOME", "/data:/mnt/data:ro", "/gpfs/proj"]
+    assert [m.same_path for m in container.mounts] == [True, True, False, True]
+
+
+def test_mounts_appended_in_a_loop_all_count():
+    script = script_of(
+        """
+        #!/bin/bash
+        CONTAINER_MOUNTS="/data:/data /lustre/fsw:/lustre/fsw"
+        SRUN_CMD="srun --container-image=$IMAGE"
+        for mount in $CONTAINER_MOUNTS; do
+            SRUN_CMD="$SRUN_CMD --container-mounts=$mount"
+        done
+        $SRUN_CMD bash -c "python /lustre/fsw/train.py --data /data/c4"
+        """
+    )
+    (container,) = containers(script).steps
+    assert sorted(m.destination.text for m in container.mounts) == ["/data", "/lustre/fsw"]
+    assert container.mounted(PathValue.literal("/data/c4")) is True
+
+
+def test_an_unreadable_mount_value_may_cover_anything():
+    script = script_of(
+        """
+        #!/bin/bash
+        srun --container-image=x --container-mounts="$(cat mounts.txt)" python /lustre/a/train.py
+        """
+    )
+    (container,) = containers(script).steps
+    assert container.mounted(PathValue.literal("/lustre/a/train.py")) is None
+
+
+def test_paths_on_each_side():
+    script = script_of(
+        """
+        #!/bin/bash
+        #SBATCH --output=/lustre/fsw/alice/logs/%x_%j.log
+        WORKDIR=/lustre/fsw/alice/Megatron-Bridge
+        CKPT=/lustre/fsw/alice/ckpt
+        mkdir -p $CKPT
+        export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+        CMD="cd $WORKDIR && uv run python scripts/training/run_recipe.py checkpoint.save=$CKPT/run1"
+        CMD="$CMD --tokenizer /opt/tokenizers/llama.model"
+        srun --container-image=x --container-mounts=/lustre/fsw:/lustre/fsw bash -c "$CMD"
+        """
+    )
+    analysis = containers(script)
+    host = {(p.kind, p.path.text) for p in analysis.host_paths}
+    assert ("output", "/lustre/fsw/alice/logs") in host
+    assert ("mkdir", "/lustre/fsw/alice/ckpt") in host
+    assert ("cache", "/lustre/fsw/alice/cache/uv") in host
+    inside = [(p.kind, p.path.text, p.variable) for p in analysis.container_paths]
+    assert ("cd", "/lustre/fsw/alice/Megatron-Bridge", "WORKDIR") in inside
+    assert ("argument", "/lustre/fsw/alice/ckpt/run1", "CKPT") in inside
+    assert ("cache", "/lustre/fsw/alice/cache/uv", "UV_CACHE_DIR") in inside
+    # the path is located where it is written inside the task string
+    use = next(p for p in analysis.container_paths if p.path.text.endswith("/run1"))
+    assert script.text(use.span) == "$CKPT/run1"
+    shared = {p.path.text: analysis.is_shared(p.path) for p in analysis.container_paths}
+    assert shared["/lustre/fsw/alice/ckpt/run1"] is True
+    assert shared["/opt/tokenizers/llama.model"] is False
+
+
+def test_image_paths_are_not_shared_but_host_paths_are():
+    script = script_of(
+        """
+        #!/bin/bash
+        mkdir -p /mnt/weka/alice/runs
+        srun --container-image=x --container-mounts=/mnt/weka/alice:/mnt/weka/alice true
+        """
+    )
+    analysis = containers(script)
+    assert not analysis.is_shared(PathValue.literal("/opt/Megatron-Bridge"))
+    assert not analysis.is_shared(PathValue.literal("/workspace/results"))
+    assert not analysis.is_shared(PathValue.literal("/root/.cache/nemo"))
+    assert analysis.is_shared(PathValue.literal("/scratch/bob/data"))
+    assert analysis.is_shared(PathValue.literal("/mnt/weka/alice/runs/1"))  # a mount source / host path
+    assert not analysis.is_shared(PathValue.literal("/mnt/other"))
+
+
+def test_configured_shared_roots_replace_the_guess():
+    text = """
+        #!/bin/bash
+        srun --container-image=x --container-mounts=/lustre/a:/lustre/a true
+        """
+    analysis = containers(script_of(text, {"shared_roots": ["/vast"]}))
+    assert analysis.is_shared(PathValue.literal("/vast/proj/data"))
+    assert not analysis.is_shared(PathValue.literal("/lustre/b"))
+
+
+def test_environment_a_task_sees():
+    script = script_of(
+        """
+        #!/bin/bash
+        export HF_HOME=/lustre/hf
+        UV_CACHE_DIR=/lustre/uv
+        srun --container-image=x bash -c "export NEMO_HOME=/lustre/nemo && python train.py"
+        srun --export=ALL,HF_HOME=/gpfs/hf --container-image=x python train.py
+        srun --export=NONE --container-image=x python train.py
+        """
+    )
+    analysis = containers(script)
+    first, second, third = script.steps
+    assert analysis.task_env(first, "HF_HOME").where == "batch"
+    assert analysis.task_env(first, "UV_CACHE_DIR").where == "batch-unexported"
+    nemo = analysis.task_env(first, "NEMO_HOME")
+    assert nemo.where == "task" and nemo.value.text == "/lustre/nemo"
+    assert analysis.task_env(second, "HF_HOME").value.text == "/gpfs/hf"
+    assert analysis.task_env(third, "HF_HOME").where == "unset"
+
+
+def test_the_analysis_is_shared_between_rules():
+    script = script_of("#!/bin/bash\nsrun --container-image=x true\n")
+    assert containers(script) is containers(script)
+
+
+# -- fixtures modelled on real jobs --------------------------------------------------------------
+def test_bridge_sft_with_caches_under_the_mount_is_clean():
+    text = fixture("bridge_sft_clean.sh")
+    assert codes(text) == []
+    assert not [d for d in lint_text(text) if d.severity.value == "error"]
+
+
+def test_hf_home_inside_the_container():
+    text = fixture("bridge_sft_hf_home_in_container.sh")
+    (diagnostic,) = found(text)
+    assert diagnostic.code == "SBL304" and "HF_HOME" in diagnostic.message
+    assert at(text, diagnostic) == "/root/.cache/huggingface"
+    assert fix_text(text, ["SBL304"]) == text  # unsafe: not applied by --fix
+    fixed = fix_text(text, ["SBL304"], unsafe=True)
+    assert 'export HF_HOME="${SHARED}/cache/huggingface"\n' in fixed
+    assert fixed == fixture("bridge_sft_clean.sh").replace(
+        "export HF_HOME=${SHARED}/cache/huggingface", 'export HF_HOME="${SHARED}/cache/huggingface"'
+    )
+    assert codes(fixed) == []
+
+
+def test_no_nemo_home_on_two_nodes():
+    text = fixture("bridge_sft_no_nemo_home.sh")
+    (diagnostic,) = found(text)
+    assert diagnostic.code == "SBL303" and diagnostic.severity.value == "error"
+    assert "llama31_8b_sft_config" in diagnostic.message
+    fixed = fix_text(text, ["SBL303"], unsafe=True)
+    assert 'export HF_HOME=${SHARED}/cache/huggingface\nexport NEMO_HOME="${SHARED}/cache/nemo"\n' in fixed
+    assert codes(fixed) == []
+    # on one node the packed data is where every rank looks
+    assert codes(text.replace("#SBATCH --nodes=2", "#SBATCH --nodes=1")) == []
+
+
+def test_mounts_without_image_on_one_step():
+    text = fixture("bridge_sft_mounts_without_image.sh")
+    (diagnostic,) = found(text)
+    assert diagnostic.code == "SBL305"
+    assert at(text, diagnostic) == "--container-mounts=$MOUNTS"
+    assert text.encode()[: diagnostic.span.start].count(b"\n") + 1 == 23  # the conversion step
+
+
+def test_megatron_lm_with_and_without_pythonpath():
+    clean = fixture("mlm_pretrain_gpt.sh")
+    assert codes(clean) == []
+    text = fixture("mlm_pretrain_gpt_no_pythonpath.sh")
+    (diagnostic,) = found(text)
+    assert diagnostic.code == "SBL308"
+    assert at(text, diagnostic) == "${WORKDIR}/3rdparty/Megatron-LM/pretrain_gpt.py"
+    fixed = fix_text(text, ["SBL308"])
+    assert "&& PYTHONPATH=${WORKDIR}/3rdparty/Megatron-LM:\\${PYTHONPATH:-} \\\nuv run --no-sync" in fixed
+    assert codes(fixed) == []
+    assert not [d for d in lint_text(fixed) if d.severity.value == "error"]
+
+
+# -- individual rules ----------------------------------------------------------------------------
+HEADER = """\
+#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=8
+#SBATCH --gpus-per-node=8
+export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv
+export HF_HOME=/lustre/fsw/alice/cache/huggingface
+export NEMO_HOME=/lustre/fsw/alice/cache/nemo
+"""
+STEP = "srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\\n     --container-workdir=/lustre/fsw/alice/Megatron-Bridge "
+
+
+def test_unmounted_workdir_and_auto_mounts():
+    text = HEADER + "srun --container-image=x --container-mounts=/lustre/fsw:/lustre/fsw --container-workdir=/gpfs/alice/repo python train.py\n"
+    (diagnostic,) = found(text)
+    assert diagnostic.code == "SBL301" and "fails at start" in diagnostic.message
+    assert codes(text, {"container_auto_mounts": ["/gpfs"]}) == []
+
+
+def test_a_path_mounted_under_another_name():
+    text = HEADER + dedent(
+        """\
+        RUN=/lustre/fsw/alice/runs/exp1
+        mkdir -p $RUN
+        srun --container-image=x --container-mounts=/lustre/fsw:/lustre/fsw,/lustre/fsw/alice/runs:/runs \\
+             python /lustre/fsw/alice/train.py --save /runs/exp1 --log-dir $RUN/logs
+        """
+    )
+    assert codes(text) == ["SBL302"]
+    (diagnostic,) = found(text)
+    assert at(text, diagnostic) == "/lustre/fsw/alice/runs:/runs"
+
+
+@pytest.mark.parametrize(
+    "task, expected",
+    [
+        ("uv run python convert.py", ["SBL307"]),
+        ("uv run --frozen python convert.py", ["SBL307"]),  # --frozen still installs
+        ("uv run --locked python convert.py", ["SBL307"]),
+        ("uv sync && uv run --no-sync python convert.py", ["SBL307"]),
+        ("uv run --no-sync python convert.py", []),
+        ("uv run --no-project python convert.py", []),
+        ("uv sync --check && uv run --no-sync python convert.py", []),
+        ("UV_NO_SYNC=1 uv run python convert.py", []),
+    ],
+)
+def test_which_uv_commands_sync(task, expected):
+    text = HEADER + STEP + f"bash -c '{task}'\n"
+    assert codes(text) == expected
+
+
+def test_uv_sync_guards_and_warm_ups():
+    guarded = HEADER + STEP + "bash -c 'if [ \"$SLURM_LOCALID\" -eq 0 ]; then uv sync; else sleep 10; fi && uv run --no-sync python x.py'\n"
+    assert codes(guarded) == []
+    warmed = HEADER + STEP.replace("srun ", "srun -N1 -n1 ") + "uv sync\n" + STEP + "uv run python x.py\n"
+    assert codes(warmed) == []
+    exported = HEADER + "export UV_NO_SYNC=1\n" + STEP + "uv run python x.py\n"
+    assert codes(exported) == []
+    one_node = HEADER.replace("--nodes=2", "--nodes=1") + STEP + "uv run python x.py\n"
+    assert codes(one_node) == []
+
+
+def test_uv_warm_up_fix_keeps_indentation_and_flags():
+    text = HEADER + "for i in 1 2; do\n    " + STEP.replace("\n     ", " ") + "uv run --extra cuda python x.py\ndone\n"
+    fixed = fix_text(text, ["SBL307"])
+    warm = (
+        "    srun --nodes=1 --ntasks=1 --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw "
+        "--container-workdir=/lustre/fsw/alice/Megatron-Bridge uv sync --extra cuda\n"
+    )
+    assert warm in fixed
+    assert codes(fixed) == []
+
+
+def test_no_warm_up_fix_where_a_line_cannot_go():
+    text = HEADER + "cd /lustre/fsw/alice && " + STEP.replace("\n     ", " ") + "uv run python x.py\n"
+    (diagnostic,) = found(text)
+    assert diagnostic.code == "SBL307" and diagnostic.fix is None
+
+
+def test_stale_experiment_dir_cases():
+    launch = "python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config"
+    assert codes(HEADER + STEP + launch + "\n") == ["SBL309"]
+    assert codes(HEADER + STEP + launch + " checkpoint.load=/lustre/fsw/alice/ckpt\n") == []
+    assert codes(HEADER + STEP + launch + " --resume\n") == []
+    in_task = HEADER + STEP + f"bash -c 'rm -rf nemo_experiments && {launch}'\n"
+    assert codes(in_task) == []
+    # the image's own working directory does not outlive the step
+    ephemeral = HEADER + "srun --container-image=x --container-mounts=/lustre/fsw:/lustre/fsw python /opt/Megatron-Bridge/scripts/training/run_recipe.py\n"
+    assert codes(ephemeral) == []
+    # conversion is not training
+    assert codes(HEADER + STEP + "python examples/conversion/convert_checkpoints.py import\n") == []
+
+
+def test_stale_experiment_dir_fix_without_a_container_uses_the_batch_directory():
+    text = HEADER + "cd /lustre/fsw/alice/Megatron-Bridge\nsrun python scripts/training/run_recipe.py --recipe x_pretrain_config\n"
+    fixed = fix_text(text, ["SBL309"], unsafe=True)
+    assert "\nrm -rf nemo_experiments\nsrun python" in fixed
+
+
+def test_fine_tuning_detection():
+    base = HEADER.replace("export NEMO_HOME=/lustre/fsw/alice/cache/nemo\n", "") + STEP
+    recipe = "python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config"
+    assert "SBL303" not in codes(base + recipe + "\n")
+    assert "SBL303" in codes(base + recipe + " --peft lora\n")
+    assert "SBL303" in codes(base + recipe + " peft=lora\n")
+    assert "SBL303" not in codes(base + recipe + " --peft_scheme none\n")
+    assert "SBL303" in codes(base + recipe + " dataset.packed_sequence_specs.packed_sequence_size=4096\n")
+    assert "SBL303" in codes(base + "python scripts/training/run_recipe.py --mode finetune --recipe x\n")
+
+
+def test_cache_not_exported_is_fixed_by_exporting():
+    text = HEADER.replace("export UV_CACHE_DIR", "UV_CACHE_DIR") + STEP + "uv run --no-sync python x.py\n"
+    (diagnostic,) = found(text)
+    assert diagnostic.code == "SBL304" and "not exported" in diagnostic.message
+    fixed = fix_text(text, ["SBL304"], unsafe=True)
+    assert fixed == text.replace("UV_CACHE_DIR=", "export UV_CACHE_DIR=")
+
+
+def test_no_cache_fix_without_a_shared_directory_in_the_script():
+    text = dedent(
+        """\
+        #!/bin/bash
+        #SBATCH --nodes=2
+        #SBATCH --ntasks-per-node=8
+        #SBATCH --gpus-per-node=8
+        srun --container-image=x --container-mounts=$MOUNTS uv run --no-sync python /opt/app/convert.py
+        """
+    )
+    (diagnostic,) = found(text)
+    assert diagnostic.code == "SBL304" and diagnostic.fix is None
+    assert "<" not in fix_text(text, None, unsafe=True)
+
+
+def test_container_step_without_mounts_and_probes():
+    assert codes(HEADER + "srun --container-image=x python /lustre/fsw/train.py\n") == ["SBL306"]
+    assert codes(HEADER + "srun --ntasks-per-node=1 --container-image=x nvidia-smi\n") == []
