@@ -248,7 +248,9 @@ class PerTaskVariableExpandedEarly(Rule):
         the `srun` line. An expansion in a command the batch shell runs itself (`echo "node
         $SLURM_NODEID"`) is not reported: the batch shell legitimately is task 0 of node 0.
         A one-task step (or a one-node step, for the node's variables) gets the batch shell's
-        value anyway and is not reported.
+        value anyway and is not reported, nor is a host name frozen into a rendezvous address
+        (`MASTER_ADDR=$SLURMD_NODENAME`, `--rdzv_endpoint=$HOSTNAME:29500`): the first node's
+        name is the right one there.
     """
     why = """
         The batch shell runs once, on the first node of the job. It expands the string when the
@@ -261,7 +263,10 @@ class PerTaskVariableExpandedEarly(Rule):
         each task's shell, and nothing else changes. It is only offered when the variable that
         holds the text flows into task command strings alone (printing it with `echo` is fine)
         and is not exported, and when the task's shell really expands that spot (not inside
-        single quotes of the command string). On the step's command line no shell runs in the
+        single quotes of the command string). The launchers' `RANK`, `LOCAL_RANK`, `NODE_RANK`
+        are only escaped when the command string sets them itself; otherwise the task's shell
+        has no value for them either, and the help names Slurm's own variable (`SLURM_PROCID`,
+        `SLURM_LOCALID`, `SLURM_NODEID`). On the step's command line no shell runs in the
         task, so there is no automatic fix: run the command through `bash -c '…'` with the
         variable in single quotes, as the help line shows.
     """
