@@ -281,7 +281,7 @@ class PerTaskVariableExpandedEarly(Rule):
                 WORKDIR=/lustre/fsw/llm/Megatron-LM
                 TRAIN_CMD="cd $WORKDIR && torchrun --nproc_per_node=8 \
                   --nnodes=\$SLURM_JOB_NUM_NODES --node_rank=$SLURM_NODEID \
-                  --rdzv_backend=c10d --rdzv_endpoint=\$MASTER_ADDR:29500 \
+                  --master_addr=\$MASTER_ADDR --master_port=29500 \
                   pretrain_gpt.py"
                 export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
                 srun --kill-on-bad-exit=1 bash -c "$TRAIN_CMD"
@@ -296,7 +296,7 @@ class PerTaskVariableExpandedEarly(Rule):
                 WORKDIR=/lustre/fsw/llm/Megatron-LM
                 TRAIN_CMD="cd $WORKDIR && torchrun --nproc_per_node=8 \
                   --nnodes=\$SLURM_JOB_NUM_NODES --node_rank=\$SLURM_NODEID \
-                  --rdzv_backend=c10d --rdzv_endpoint=\$MASTER_ADDR:29500 \
+                  --master_addr=\$MASTER_ADDR --master_port=29500 \
                   pretrain_gpt.py"
                 export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
                 srun --kill-on-bad-exit=1 bash -c "$TRAIN_CMD"
