@@ -35,7 +35,10 @@ def launched_python_files(script, batch_path: str) -> List[str]:
             entry = variant.entry
             if entry is None or entry.kind != "script" or not entry.known or not entry.name.endswith(".py"):
                 continue
-            path = resolve(entry.name, variant.workdir, mounts(variant.step), base, root)
+            try:
+                path = resolve(entry.name, variant.workdir, mounts(variant.step), base, root)
+            except OSError:  # an unreadable directory: nothing to follow there
+                continue
             if path is None:
                 continue
             key = os.path.realpath(path)

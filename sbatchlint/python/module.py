@@ -43,6 +43,7 @@ MAX_NESTING = 200
 MAX_CHAIN = 1000
 
 _LIBCST_POSITION = re.compile(r"error at (\d+):(\d+)")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def _too_complex(text: str) -> Optional[ParseProblem]:
     runs: List[int] = [0]  # tokens since the last comma, per open bracket
     total = 0
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             kind, string = token.type, token.string
             if kind == tokenize.OP:
                 if string in "([{":
@@ -185,6 +186,7 @@ class PythonModule:
         self.data = source.data
         self.settings: Dict[str, Any] = dict(settings or {})
         self.text = decode(source)
+        self._bom = len(source.data) - len(source.encode(self.text)) if source.has_bom else 0
         self._derived: Dict[str, Any] = {}
 
     @property
@@ -230,32 +232,33 @@ class PythonModule:
         return MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(PositionProvider)
 
     @cached_property
-    def _char_lines(self) -> List[int]:
-        """Character offset where each line of ``text`` starts."""
-        starts = [0]
-        for index, char in enumerate(self.text):
-            if char == "\n":
-                starts.append(index + 1)
-        return starts
+    def _lines(self) -> Tuple[List[int], List[int]]:
+        """Where each line starts, as (character offsets into ``text``, byte offsets into the file).
+        Lines end at ``\r\n``, ``\r`` or ``\n``, as Python, libcst and tokenize count them."""
+        chars = [0] + [match.end() for match in _NEWLINE.finditer(self.text)]
+        offsets = []
+        position = self._bom
+        previous = 0
+        for start in chars:
+            position += len(self.source.encode(self.text[previous:start]))
+            offsets.append(position)
+            previous = start
+        return chars, offsets
 
     def offset(self, line: int, column: int) -> int:
         """The byte offset of a 1-based line and 0-based character column."""
-        starts = self._char_lines
-        line = max(1, min(line, len(starts)))
-        begin = starts[line - 1]
-        end = starts[line] if line < len(starts) else len(self.text)
-        prefix = self.text[begin : min(begin + column, end)]
-        base = self.source.line_span(line).start  # both split lines at "\n" only
-        if line == 1 and self.source.has_bom:
-            base += 3
-        return base + len(self.source.encode(prefix))
+        chars, offsets = self._lines
+        line = max(1, min(line, len(chars)))
+        begin = chars[line - 1]
+        end = chars[line] if line < len(chars) else len(self.text)
+        return offsets[line - 1] + len(self.source.encode(self.text[begin : min(begin + column, end)]))
 
     @cached_property
     def _comments(self) -> List[Tuple[int, int]]:
         """Byte spans of the comments, in order (tokenized: a ``#`` inside a string is no comment)."""
         spans = []
         try:
-            for token in tokenize.generate_tokens(io.StringIO(self.text).readline):
+            for token in tokenize.generate_tokens(io.StringIO(self.text, newline=None).readline):
                 if token.type == tokenize.COMMENT:
                     spans.append((self.offset(*token.start), self.offset(*token.end)))
         except (tokenize.TokenError, SyntaxError, ValueError):
@@ -269,8 +272,9 @@ class PythonModule:
         return index >= 0 and spans[index][0] <= offset < spans[index][1]
 
     def char_to_byte(self, index: int) -> int:
-        line = bisect.bisect_right(self._char_lines, index)
-        return self.offset(line, index - self._char_lines[line - 1])
+        chars = self._lines[0]
+        line = bisect.bisect_right(chars, index)
+        return self.offset(line, index - chars[line - 1])
 
     def span(self, node: cst.CSTNode) -> Span:
         """The bytes of a node of ``tree`` (without surrounding whitespace)."""
@@ -286,18 +290,19 @@ class PythonModule:
         return self.tree.code_for_node(node)
 
     def problem_span(self) -> Span:
-        """The character a parse problem points at (the whole line when it is past the end)."""
+        """The character a parse problem points at (its whole line when it points past the end)."""
         problem = self.problem
         assert problem is not None
-        line = max(1, min(problem.line, self.source.line_count or 1))
-        whole = self.source.line_span(line)
-        start = self.offset(line, problem.column) if line == problem.line else whole.start
-        if start >= whole.end:
-            return whole
-        end = start + 1
-        while end < whole.end and self.source.encoding == "utf-8" and (self.data[end] & 0xC0) == 0x80:
-            end += 1
-        return Span(start, end)
+        chars = self._lines[0]
+        last = max(1, len([c for c in chars if c < len(self.text)]))  # the last line with text
+        line = max(1, min(problem.line, last))
+        begin = chars[line - 1]
+        end = chars[line] if line < len(chars) else len(self.text)
+        content = self.text[begin:end].rstrip("\r\n")
+        column = problem.column if line == problem.line else len(content)
+        if column >= len(content):
+            return Span(self.offset(line, 0), self.offset(line, len(content)))
+        return Span(self.offset(line, column), self.offset(line, column + 1))
 
     # -- fixes ----------------------------------------------------------------------------
     def edits(self, new_tree: cst.Module) -> Tuple[Edit, ...]:

@@ -99,9 +99,9 @@ def _hazard(events: List[Event]) -> Optional[Hazard]:
     first_work: Optional[Event] = None
     others_waiting: Optional[Event] = None
     for event in events:
+        if event.kind == "work" and others_waiting is not None and event.who in (ALL, RANK0):
+            return Hazard(event, others_waiting)  # rank 0 skipped the others' barrier and works
         if event.kind == "work" and event.who == RANK0:
-            if others_waiting is not None:
-                return Hazard(event, others_waiting)
             first_work = first_work or event
         elif event.kind == "wait":
             if event.who == OTHERS:
@@ -180,16 +180,17 @@ class _Scanner:
         for sub in walk(node, into_scopes=False):
             if not isinstance(sub, cst.Call):
                 continue
-            if self.is_wait(sub):
+            local = self.names.called_functions(sub)
+            if self.is_wait(sub) and not local:
                 events.append(Event("wait", who, sub))
-            elif self.is_long_work(sub):
-                events.append(Event("work", who, sub))
-            else:
-                for function in self.names.called_functions(sub):
+            elif local:  # the file's own function: what it does, not what it is called
+                for function in local:
                     for event in self.function(function, stack):
                         narrowed = _narrow(who, None if event.who == ALL else event.who)
                         if narrowed != NOBODY:
                             events.append(Event(event.kind, narrowed, event.call))
+            elif self.is_long_work(sub):
+                events.append(Event("work", who, sub))
         return events
 
     def function(self, function: cst.FunctionDef, stack: Tuple[int, ...]) -> List[Event]:
