@@ -343,7 +343,8 @@ def test_fine_tuning_detection():
 
 
 def test_cache_not_exported_is_fixed_by_exporting():
-    text = HEADER.replace("export UV_CACHE_DIR", "UV_CACHE_DIR") + STEP + "uv run --no-sync python x.py\n"
+    guarded = "bash -c 'if [ \"$SLURM_LOCALID\" = 0 ]; then uv sync; fi'\n"
+    text = HEADER.replace("export UV_CACHE_DIR", "UV_CACHE_DIR") + STEP + guarded
     (diagnostic,) = found(text)
     assert diagnostic.code == "SBL304" and "not exported" in diagnostic.message
     fixed = fix_text(text, ["SBL304"], unsafe=True)
@@ -357,7 +358,7 @@ def test_no_cache_fix_without_a_shared_directory_in_the_script():
         #SBATCH --nodes=2
         #SBATCH --ntasks-per-node=8
         #SBATCH --gpus-per-node=8
-        srun --container-image=x --container-mounts=$MOUNTS uv run --no-sync python /opt/app/convert.py
+        srun --container-image=x --container-mounts=$MOUNTS uv pip install --system /opt/app
         """
     )
     (diagnostic,) = found(text)
@@ -368,3 +369,11 @@ def test_no_cache_fix_without_a_shared_directory_in_the_script():
 def test_container_step_without_mounts_and_probes():
     assert codes(HEADER + "srun --container-image=x python /lustre/fsw/train.py\n") == ["SBL306"]
     assert codes(HEADER + "srun --ntasks-per-node=1 --container-image=x nvidia-smi\n") == []
+
+
+def test_uv_cache_only_matters_where_many_nodes_fill_it():
+    header = HEADER.replace("export UV_CACHE_DIR=/lustre/fsw/alice/cache/uv\n", "")
+    phased = header + STEP.replace("srun ", "srun --nodes=1 --ntasks=1 ") + "uv sync\n" + STEP + "uv run --no-sync python x.py\n"
+    assert codes(phased) == []
+    per_node = header + STEP + "bash -c 'if [ \"$SLURM_LOCALID\" = 0 ]; then uv sync; fi && uv run --no-sync python x.py'\n"
+    assert codes(per_node) == ["SBL304"]

@@ -24,7 +24,7 @@ from ..model.containers import (
     option_value,
     site_span,
 )
-from ..model.geometry import geometry, job_geometry
+from ..model.geometry import geometry
 from ..model.launch import launches as model_launches
 from ..model.steps import Command, Step, StepOption, unwrap
 from ..model.values import Value, Word
@@ -709,11 +709,19 @@ UV_PROGRAM = "uv"
 HF_HINT = re.compile(r"(?i)hugging|(^|[^a-z])hf([_\-.]|$)|hf_model|--hf|transformers|from_pretrained|hub")
 
 
-def _uses_uv(step: Step) -> bool:
+def _fills_uv_cache(analysis: Containers, step: Step) -> bool:
+    """Whether the task downloads or builds into the uv cache: a sync (even a guarded one), a
+    syncing ``uv run``, ``uv pip install``, ``uv tool``/``uvx`` (``uv run --no-sync`` does not)."""
+    if _uv_syncs(analysis, step):
+        return True
     for command in step.task_commands:
         argv = command.argv
         i = unwrap(argv)
-        if i < len(argv) and argv[i].known and posixpath.basename(argv[i].text) in ("uv", "uvx"):
+        if i >= len(argv) or not argv[i].known:
+            continue
+        program = posixpath.basename(argv[i].text)
+        rest = [w.text for w in argv[i + 1 : i + 3]]
+        if program == "uvx" or (program == "uv" and rest[:1] in (["tool"], ["pip"])):
             return True
     return False
 
@@ -837,10 +845,9 @@ class NemoHomeNotShared(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
-        job_multi = job_geometry(script).multi_node
         for launch in launches(script):
             step = launch.step
-            if not (job_multi or _multi_node(script, step)):
+            if not _multi_node(script, step):
                 continue
             if not (is_bridge_training(launch) or launch.program == "nemo"):
                 continue
@@ -879,11 +886,12 @@ class CacheNotShared(Rule):
     severity = Severity.WARNING
     summary = "`HF_HOME` or `UV_CACHE_DIR` unset or container-local in a containerized multi-node job."
     what = """
-        In a containerized multi-node job, checks the `HF_HOME` (when the task uses Hugging Face:
-        Bridge/NeMo launches, HF model paths, `huggingface-cli`) and the `UV_CACHE_DIR` (when the
-        task runs `uv`) that each task sees: not set by the script, set but not exported, or a
-        directory local to each node's container (`/root/.cache/…`, `~/.cache/…`, an unmounted
-        image path).
+        For every containerized step that runs on several nodes, checks the `HF_HOME` (when the
+        task uses Hugging Face: Bridge/NeMo launches, HF model paths, `huggingface-cli`) and the
+        `UV_CACHE_DIR` (when the task syncs or installs with uv on every node; a one-task warm-up
+        followed by `uv run --no-sync` does not) that each task sees: not set by the script, set
+        but not exported, or a directory local to each node's container (`/root/.cache/…`,
+        `~/.cache/…`, an unmounted image path).
     """
     why = """
         Each node then downloads the same models and builds the same wheels into its own
@@ -939,7 +947,7 @@ class CacheNotShared(Rule):
                 srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
                      --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
                      --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
-                     uv run --no-sync python examples/conversion/convert_checkpoints.py
+                     bash -c 'if [ "$SLURM_LOCALID" = 0 ]; then uv sync; else sleep 10; fi && uv run --no-sync python examples/conversion/convert_checkpoints.py'
                 """
             ),
             fixed=clean(
@@ -952,11 +960,11 @@ class CacheNotShared(Rule):
                 srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
                      --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
                      --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
-                     uv run --no-sync python examples/conversion/convert_checkpoints.py
+                     bash -c 'if [ "$SLURM_LOCALID" = 0 ]; then uv sync; else sleep 10; fi && uv run --no-sync python examples/conversion/convert_checkpoints.py'
                 """
             ),
             unsafe=True,
-            title="unset: a directory inside the mount that holds the working directory",
+            title="unset, one sync per node: a directory inside the mount that holds the working directory",
             contains="UV_CACHE_DIR",
         ),
         Good(
@@ -991,17 +999,16 @@ class CacheNotShared(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
-        job_multi = job_geometry(script).multi_node
         done = set()
         for container in analysis.containerized:
             step = container.step
-            if not (job_multi or _multi_node(script, step)) or container.uncertain:
+            if not _multi_node(script, step) or container.uncertain:
                 continue
             for name in ("HF_HOME", "UV_CACHE_DIR"):
                 if name in done:
                     continue
                 setting = analysis.task_env(step, name)
-                if name == "UV_CACHE_DIR" and not _uses_uv(step):
+                if name == "UV_CACHE_DIR" and not _fills_uv_cache(analysis, step):
                     continue
                 if name == "HF_HOME" and not (setting.is_set or _uses_huggingface(script, step)):
                     continue
