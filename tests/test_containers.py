@@ -377,3 +377,11 @@ def test_uv_cache_only_matters_where_many_nodes_fill_it():
     assert codes(phased) == []
     per_node = header + STEP + "bash -c 'if [ \"$SLURM_LOCALID\" = 0 ]; then uv sync; fi && uv run --no-sync python x.py'\n"
     assert codes(per_node) == ["SBL304"]
+
+
+def test_a_shared_directory_mounted_over_the_default_cache():
+    header = HEADER.replace("export HF_HOME=/lustre/fsw/alice/cache/huggingface\n", "")
+    step = STEP.replace("/lustre/fsw:/lustre/fsw", "/lustre/fsw:/lustre/fsw,/lustre/fsw/alice/hf:/root/.cache/huggingface")
+    assert codes(header + step + "python examples/conversion/convert_checkpoints.py --hf-model m\n") == []
+    local = STEP.replace("/lustre/fsw:/lustre/fsw", "/lustre/fsw:/lustre/fsw,/tmp/hf:/root/.cache/huggingface")
+    assert codes(header + local + "python examples/conversion/convert_checkpoints.py --hf-model m\n") == ["SBL304"]

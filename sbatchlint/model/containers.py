@@ -396,10 +396,10 @@ class Containers:
             return False
         if self.roots_configured:
             return any(is_under(directory, root) for root in self.configured_roots)
-        if any(is_under(directory, source) for source in self.mount_sources if source != "/"):
-            return True
         if _is_local(directory):
             return False
+        if any(is_under(directory, source) for source in self.mount_sources if source != "/"):
+            return True
         if any(is_under(directory, root) for root in WELL_KNOWN_ROOTS):
             return True
         for use in self.host_paths:

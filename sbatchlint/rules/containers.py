@@ -689,8 +689,24 @@ def _line_after(script, assignment) -> Optional[Tuple[int, str]]:
     return end + 1, indent.decode("utf-8", "replace")
 
 
+def _default_mounted(analysis: Containers, container: StepContainer, name: str) -> bool:
+    """A shared directory mounted over the default cache location (``/lustre/hf:/root/.cache/huggingface``)."""
+    leaf = CACHE_LEAVES.get(name)
+    for mount in container.mounts:
+        destination = mount.destination
+        if not destination.complete:
+            continue
+        target = normalize(destination.text)
+        if leaf is not None and target.endswith("/.cache/" + leaf) or target.endswith("/.cache"):
+            if not mount.source.complete or analysis.is_shared(mount.source):
+                return True
+    return False
+
+
 def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvSetting) -> Optional[str]:
     name = setting.name
+    if setting.where in ("unset", "batch-unexported") and _default_mounted(analysis, container, name):
+        return None
     if setting.where == "unset":
         return f"`{name}` is not set by the script, so the tasks use the default `{CACHE_DEFAULTS.get(name, '~/.cache')}` inside the container"
     if setting.where == "batch-unexported":
@@ -705,7 +721,6 @@ def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvS
     return f"`{name}` is `{path.text}`, a directory local to each node's container"
 
 
-UV_PROGRAM = "uv"
 HF_HINT = re.compile(r"(?i)hugging|(^|[^a-z])hf([_\-.]|$)|hf_model|--hf|transformers|from_pretrained|hub")
 
 
