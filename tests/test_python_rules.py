@@ -226,6 +226,21 @@ def test_pathological_nesting_is_reported_not_crashed():
     assert done.stdout.split("\n")[:4] == ["['SBL500']"] * 4
 
 
+@pytest.mark.parametrize("expression", [
+    " + ".join(["1"] * 490),
+    "f" + "()" * 700,
+    "not " * 700 + "y",
+    " ".join(["'a'"] * 700),
+    "[" * 199 + "]" * 199,
+], ids=["sum", "calls", "nots", "strings", "brackets"])
+def test_deep_but_accepted_expressions_are_analysed_and_fixed(expression):
+    """Below the limits the tree is deeper than Python's default recursion limit allows libcst."""
+    text = f"import os, sys\nx = {expression}\nif 'WORLD_SIZE' not in os.environ:\n    sys.exit(1)\n"
+    assert [d.code for d in lint_text(text, None, "t.py")] == ["SBL501"]
+    assert "'SLURM_NTASKS' not in os.environ" in fix_text(text, None, path="t.py")
+    assert sys.getrecursionlimit() < 15000  # raised only while libcst works
+
+
 def test_syntax_newer_than_libcst_or_python_is_still_one_finding():
     text = "a = 1\rb = 2\r"  # old Mac line ends: CPython reads them; libcst 1.0 does not
     found = [d.code for d in lint_text(text, None, "t.py")]

@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .module import PythonModule
+from .module import PythonModule, deep_recursion
 from .nodes import argument, last_name, string_value, walk
 
 # torchrun's per-worker variables; an srun-native task has none of them.
@@ -77,6 +77,11 @@ def find_guards(module: PythonModule) -> List[Guard]:
 
 
 def _find(module: PythonModule) -> List[Guard]:
+    with deep_recursion():
+        return _guards(module)
+
+
+def _guards(module: PythonModule) -> List[Guard]:
     assert module.tree is not None
     evaluator = Evaluator(module)
     found: List[Guard] = []

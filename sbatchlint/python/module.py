@@ -20,7 +20,8 @@ import sys
 import tokenize
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import warnings
 
@@ -42,6 +43,10 @@ MAX_NESTING = 200
 # each adds a level to the tree, and around ten thousand of them crash both libcst and ``ast``.
 MAX_CHAIN = 1000
 
+# libcst walks and prints trees recursively, a few Python frames per level: with the limits above
+# a tree is at most about 1,200 levels deep, which needs more than Python's default of 1,000.
+RECURSION_LIMIT = 15000
+
 _LIBCST_POSITION = re.compile(r"error at (\d+):(\d+)")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -54,6 +59,19 @@ class ParseProblem:
     message: str
     line: int  # 1-based
     column: int  # 0-based, in characters
+
+
+@contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Room for libcst's recursive visitors and code generation on a deep (but accepted) tree."""
+    old = sys.getrecursionlimit()
+    if old < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        if sys.getrecursionlimit() == RECURSION_LIMIT and old < RECURSION_LIMIT:
+            sys.setrecursionlimit(old)
 
 
 def decode(source: Source) -> str:
@@ -198,9 +216,16 @@ class PythonModule:
     def _parsed(self) -> Tuple[Optional[cst.Module], Optional[ParseProblem]]:
         limit = self.settings.get("python-max-bytes", MAX_BYTES)
         tree, problem = parse(self.text, len(self.data), int(limit))
-        if tree is not None and tree.code != self.text:  # pragma: no cover - libcst round-trips
+        if tree is None:
+            return None, problem
+        try:
+            with deep_recursion():
+                same = tree.code == self.text
+        except RecursionError:
+            return None, ParseProblem("too-complex", "too deeply nested to analyse", 1, 0)
+        if not same:  # pragma: no cover - libcst reproduces what it parsed
             return None, ParseProblem("syntax", "libcst does not reproduce this file exactly", 1, 0)
-        return tree, problem
+        return tree, None
 
     @property
     def tree(self) -> Optional[cst.Module]:
@@ -229,7 +254,8 @@ class PythonModule:
     @cached_property
     def _positions(self):
         assert self.tree is not None
-        return MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(PositionProvider)
+        with deep_recursion():
+            return MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(PositionProvider)
 
     @cached_property
     def _lines(self) -> Tuple[List[int], List[int]]:
@@ -287,7 +313,8 @@ class PythonModule:
     def code(self, node: cst.CSTNode) -> str:
         """A node's source as written."""
         assert self.tree is not None
-        return self.tree.code_for_node(node)
+        with deep_recursion():
+            return self.tree.code_for_node(node)
 
     def problem_span(self) -> Span:
         """The character a parse problem points at (its whole line when it points past the end)."""
@@ -307,7 +334,9 @@ class PythonModule:
     # -- fixes ----------------------------------------------------------------------------
     def edits(self, new_tree: cst.Module) -> Tuple[Edit, ...]:
         """The byte edits that turn this file into ``new_tree``'s code: only the changed ranges."""
-        old, new = self.text, new_tree.code
+        with deep_recursion():
+            new = new_tree.code
+        old = self.text
         if old == new:
             return ()
         old_lines = old.splitlines(keepends=True)

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from .module import PythonModule
+from .module import PythonModule, deep_recursion
 from .nodes import argument, last_name, string_value, walk
 
 INIT_PROCESS_GROUP = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
@@ -83,6 +83,11 @@ def find_hazard(module: PythonModule) -> Optional[Hazard]:
 
 
 def _find_hazard(module: PythonModule) -> Optional[Hazard]:
+    with deep_recursion():
+        return _first_hazard(module)
+
+
+def _first_hazard(module: PythonModule) -> Optional[Hazard]:
     assert module.tree is not None
     scanner = _Scanner(module)
     scopes: List[Sequence[cst.CSTNode]] = [module.tree.body]

@@ -21,7 +21,10 @@ class _Replace(cst.CSTTransformer):
 
 def replace(tree: cst.Module, replacements: Dict[int, cst.CSTNode]) -> cst.Module:
     """``tree`` with the nodes whose id is a key replaced (by identity, never by equality)."""
-    result = tree.visit(_Replace(replacements))
+    from .module import deep_recursion
+
+    with deep_recursion():
+        result = tree.visit(_Replace(replacements))
     assert isinstance(result, cst.Module)
     return result
 

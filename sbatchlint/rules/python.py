@@ -398,7 +398,7 @@ class BarrierTimeoutTooShort(PythonRule):
             yield self.report(
                 module,
                 module.span(call.func),
-                f"the process group keeps its default 10-minute timeout, but rank 0 runs `{work}` (line "
+                f"the process group keeps its default timeout (10 minutes with NCCL), but rank 0 runs `{work}` (line "
                 f"{module.line(hazard.work.call)}) while {waiters} wait in `{wait}` (line "
                 f"{module.line(hazard.wait.call)}): when it takes longer they time out and the job dies",
                 fix,
