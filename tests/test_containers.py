@@ -385,3 +385,10 @@ def test_a_shared_directory_mounted_over_the_default_cache():
     assert codes(header + step + "python examples/conversion/convert_checkpoints.py --hf-model m\n") == []
     local = STEP.replace("/lustre/fsw:/lustre/fsw", "/lustre/fsw:/lustre/fsw,/tmp/hf:/root/.cache/huggingface")
     assert codes(header + local + "python examples/conversion/convert_checkpoints.py --hf-model m\n") == ["SBL304"]
+
+
+def test_uv_warm_up_keeps_the_project_location():
+    text = HEADER + STEP.replace("\n     ", " ") + "uv --directory /lustre/fsw/alice/Megatron-Bridge run --extra te python x.py\n"
+    fixed = fix_text(text, ["SBL307"])
+    assert "uv sync --directory /lustre/fsw/alice/Megatron-Bridge --extra te\n" in fixed
+    assert codes(fixed) == []

@@ -50,7 +50,7 @@ UV_SYNC_OPTIONS = frozenset(
     (
         "--extra --all-extras --no-extra --group --no-group --only-group --all-groups --no-default-groups "
         "--dev --no-dev --only-dev --frozen --locked --package --all-packages --python -p --no-editable "
-        "--index --default-index --index-url --extra-index-url --find-links -f --active"
+        "--index --default-index --index-url --extra-index-url --find-links -f --active --directory --project"
     ).split()
 )
 NONE_VALUES = frozenset(("none", "None", "null", "false", "False", "0", "''", '""'))
@@ -1198,13 +1198,15 @@ def _uv_syncs(analysis: Containers, step: Step) -> List[UvSync]:
         i = unwrap(argv)
         if i >= len(argv) or not argv[i].known or posixpath.basename(argv[i].text) != "uv":
             continue
-        options: List[Word] = []
+        options: List[Word] = []  # global options that say where the project is
         unknown = False
         i += 1
         while i < len(argv) and argv[i].text.startswith("-"):
-            if argv[i].text in UV_GLOBAL_VALUE_OPTIONS:
-                i += 1
-            i += 1
+            name = argv[i].text.split("=", 1)[0]
+            takes = argv[i].text in UV_GLOBAL_VALUE_OPTIONS
+            if name in ("--directory", "--project"):
+                options.extend(argv[i : i + (2 if takes else 1)])
+            i += 2 if takes else 1
         if i >= len(argv):
             continue
         sub = argv[i].text
@@ -1213,8 +1215,8 @@ def _uv_syncs(analysis: Containers, step: Step) -> List[UvSync]:
             texts = [w.text for w in rest]
             if "--check" in texts or "--dry-run" in texts:
                 continue
-            unknown = any(not w.known for w in rest)
-            out.append(UvSync(command, "sync", list(rest), unknown))
+            unknown = any(not w.known for w in rest + options)
+            out.append(UvSync(command, "sync", options + list(rest), unknown))
         elif sub == "run":
             if any(e.name == "UV_NO_SYNC" for e in command.env) or env_no_sync:
                 continue
