@@ -433,3 +433,34 @@ def test_the_rules_module_imports_without_libcst():
     code = "import sys\nimport sbatchlint.rules.python, sbatchlint.python.entry\nprint('libcst' in sys.modules)\n"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+@pytest.mark.parametrize("imports,call", [
+    ("import torch.distributed as dist", "dist.init_process_group"),
+    ("from torch import distributed as dist", "dist.init_process_group"),
+    ("import torch", "torch.distributed.init_process_group"),
+    ("import torch.distributed", "torch.distributed.init_process_group"),
+    ("from torch.distributed import init_process_group as init_pg", "init_pg"),
+    ("import torch.distributed.distributed_c10d as c10d", "c10d.init_process_group"),
+])
+def test_init_process_group_spellings(imports, call):
+    text = f'{imports}\nimport torch.distributed as dist\n\n{call}(backend="nccl")\n{HAZARD}'
+    assert findings(text, ["SBL502"]) == {(4, "SBL502")}
+
+
+@pytest.mark.parametrize("test", [
+    "rank == 0", "0 == rank", "not rank", "args.global_rank == 0", "dist.get_rank() == 0",
+    'int(os.environ["RANK"]) == 0', 'int(os.getenv("SLURM_PROCID", "0")) == 0', "is_main_process()",
+    "trainer.is_global_zero", "rank < 1", "rank == 0 and args.export",
+])
+def test_rank_zero_tests(test):
+    text = (f'import os\nimport torch.distributed as dist\n\ndist.init_process_group("nccl")\n'
+            f'if {test}:\n    model.save_pretrained("/results/hf")\ndist.barrier()\n')
+    assert findings(text, ["SBL502"]) == {(4, "SBL502")}
+
+
+@pytest.mark.parametrize("test", ["rank == 1", "rank % 8 == 0 or debug", "args.export", "rank != 0"])
+def test_not_rank_zero_tests(test):
+    text = (f'import torch.distributed as dist\n\ndist.init_process_group("nccl")\n'
+            f'if {test}:\n    model.save_pretrained("/results/hf")\ndist.barrier()\n')
+    assert findings(text, ["SBL502"]) == set()

@@ -216,16 +216,7 @@ class PythonModule:
     def _parsed(self) -> Tuple[Optional[cst.Module], Optional[ParseProblem]]:
         limit = self.settings.get("python-max-bytes", MAX_BYTES)
         tree, problem = parse(self.text, len(self.data), int(limit))
-        if tree is None:
-            return None, problem
-        try:
-            with deep_recursion():
-                same = tree.code == self.text
-        except RecursionError:
-            return None, ParseProblem("too-complex", "too deeply nested to analyse", 1, 0)
-        if not same:  # pragma: no cover - libcst reproduces what it parsed
-            return None, ParseProblem("syntax", "libcst does not reproduce this file exactly", 1, 0)
-        return tree, None
+        return tree, problem
 
     @property
     def tree(self) -> Optional[cst.Module]:
@@ -332,12 +323,20 @@ class PythonModule:
         return Span(self.offset(line, column), self.offset(line, column + 1))
 
     # -- fixes ----------------------------------------------------------------------------
+    @cached_property
+    def _round_trips(self) -> bool:
+        """libcst prints the unchanged tree as the exact text (it promises to): a fix is a diff
+        against that text, so without it there is no fix."""
+        assert self.tree is not None
+        with deep_recursion():
+            return self.tree.code == self.text
+
     def edits(self, new_tree: cst.Module) -> Tuple[Edit, ...]:
         """The byte edits that turn this file into ``new_tree``'s code: only the changed ranges."""
         with deep_recursion():
             new = new_tree.code
         old = self.text
-        if old == new:
+        if old == new or not self._round_trips:
             return ()
         old_lines = old.splitlines(keepends=True)
         new_lines = new.splitlines(keepends=True)

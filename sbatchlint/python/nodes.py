@@ -26,6 +26,20 @@ _LAYOUT = (
 )
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
+# type → "code" (a node worth visiting), "layout" (a node to skip) or "" (not a node). The node
+# classes are ABCs, whose isinstance() is slow: asking once per type keeps a walk cheap.
+_KINDS: Dict[type, str] = {}
+
+
+def _kind(kind: type) -> str:
+    found = _KINDS.get(kind)
+    if found is None:
+        if not issubclass(kind, cst.CSTNode):
+            found = ""
+        else:
+            found = "layout" if issubclass(kind, _LAYOUT) else "code"
+        _KINDS[kind] = found
+    return found
 
 
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -35,12 +49,12 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         names = _FIELDS[type(node)] = tuple(node.__dataclass_fields__)
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _LAYOUT):
-                yield value
-        elif isinstance(value, (tuple, list)):
+        kind = _kind(type(value))
+        if kind == "code":
+            yield value
+        elif not kind and isinstance(value, (tuple, list)):
             for item in value:
-                if isinstance(item, cst.CSTNode) and not isinstance(item, _LAYOUT):
+                if _kind(type(item)) == "code":
                     yield item
 
 
@@ -51,7 +65,7 @@ def walk(node: cst.CSTNode, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        if current is not node and not into_scopes and isinstance(current, SCOPES):
+        if current is not node and not into_scopes and type(current) in SCOPES:
             continue
         stack.extend(reversed(list(children(current))))
 
