@@ -166,12 +166,9 @@ class PathValue:
         directory = self.directory
         if directory and is_under(directory, root):
             return True
-        if not self.complete and normalize(root).startswith(self.known.rstrip("/") if self.known.endswith("/") else self.known):
-            return None
+        if not self.complete and (normalize(root) + "/").startswith(self.known):
+            return None  # /lustre/${USER} may well be under /lustre/alice
         return False
-
-    def child(self, name: str) -> str:
-        return self.text.rstrip("/") + "/" + name
 
 
 def _is_local(path: str) -> bool:
@@ -656,9 +653,8 @@ def _mounts(opt: StepOption, context: Sequence[Piece]) -> List[Mount]:
         source = parts[0]
         destination = parts[1] if len(parts) > 1 and parts[1].pieces else source
         flags = ":".join(p.text for p in parts[2:])
-        if len(parts) == 1 and not entry.known:
-            # ``$MOUNTS`` alone: may hold several entries; source and destination unknown
-            destination = source
+        # an entry that is one unknown value (``$MOUNTS``) may hold several entries: its unknown
+        # destination covers anything (see Mount.covers)
         span = site_span(entry.pieces, context) or opt.span
         out.append(Mount(PathValue.of(source), PathValue.of(destination), flags, opt, entry, span))
     return out
