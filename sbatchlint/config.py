@@ -43,6 +43,7 @@ _SETTINGS = {
     "gpus-per-node": ("gpus_per_node", int),
     "partitions": ("partitions", dict),
     "shellcheck": ("shellcheck", bool),
+    "python-max-bytes": ("python_max_bytes", int),
 }
 
 

@@ -207,7 +207,7 @@ def test_unclosed_bracket_points_at_it():
 
 def test_a_huge_file_is_one_finding():
     text = "x = 1\n" * 100
-    (d,) = lint_text(text, None, "t.py", settings={"python-max-bytes": 100})
+    (d,) = lint_text(text, None, "t.py", settings={"python_max_bytes": 100})
     assert d.code == "SBL500" and "too large" in d.message
 
 
@@ -464,3 +464,10 @@ def test_not_rank_zero_tests(test):
     text = (f'import torch.distributed as dist\n\ndist.init_process_group("nccl")\n'
             f'if {test}:\n    model.save_pretrained("/results/hf")\ndist.barrier()\n')
     assert findings(text, ["SBL502"]) == set()
+
+
+def test_python_size_limit_from_the_configuration(tmp_path):
+    (tmp_path / ".sbatchlint.toml").write_text("python-max-bytes = 20\n")
+    train = write(tmp_path / "train.py", GUARDED)
+    out = CliRunner().invoke(main, ["--output-format", "concise", train], catch_exceptions=False).output
+    assert "SBL500" in out and "too large" in out and "SBL501" not in out

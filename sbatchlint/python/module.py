@@ -34,7 +34,8 @@ from ..diagnostics import Edit
 from ..source import Source, Span
 
 # libcst parses roughly 0.3 MB/s and its position metadata costs as much again: beyond this the
-# file is reported as too large instead of stalling the run. Setting: ``python-max-bytes``.
+# file is reported as too large instead of stalling the run. Setting: ``python-max-bytes``
+# (``python_max_bytes`` in the settings dict).
 MAX_BYTES = 1024 * 1024
 # CPython refuses more nested brackets than this ("too many nested parentheses"); the native
 # libcst parser overflows its stack a few times deeper, killing the process.
@@ -214,7 +215,7 @@ class PythonModule:
     # -- parsing ------------------------------------------------------------------------
     @cached_property
     def _parsed(self) -> Tuple[Optional[cst.Module], Optional[ParseProblem]]:
-        limit = self.settings.get("python-max-bytes", MAX_BYTES)
+        limit = self.settings.get("python_max_bytes", MAX_BYTES)
         tree, problem = parse(self.text, len(self.data), int(limit))
         return tree, problem
 
