@@ -392,3 +392,11 @@ def test_uv_warm_up_keeps_the_project_location():
     fixed = fix_text(text, ["SBL307"])
     assert "uv sync --directory /lustre/fsw/alice/Megatron-Bridge --extra te\n" in fixed
     assert codes(fixed) == []
+
+
+def test_nemo_fine_tuning_in_a_nemo_image():
+    header = HEADER.replace("export NEMO_HOME=/lustre/fsw/alice/cache/nemo\n", "")
+    step = "srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw "
+    assert codes(header + step + "python /lustre/fsw/alice/finetune_llama.py --packed\n") == ["SBL303"]
+    other = "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=/lustre/fsw:/lustre/fsw "
+    assert codes(header + other + "python /lustre/fsw/alice/finetune_llama.py --packed\n") == []

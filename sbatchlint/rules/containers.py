@@ -689,6 +689,16 @@ def _line_after(script, assignment) -> Optional[Tuple[int, str]]:
     return end + 1, indent.decode("utf-8", "replace")
 
 
+def _nemo_image(container: StepContainer) -> bool:
+    """The step runs in a NeMo container (``nvcr.io/nvidia/nemo:25.09``, ``…/nemo-25.09.sqsh``)."""
+    image = container.image
+    if image is None or image.value is None:
+        return False
+    return bool(re.search(r"(^|[/#:_.\-])nemo([:_.\-]|$)", posixpath.basename(image.value.replace("#", "/")).lower())) or (
+        "nvidia/nemo" in image.value.replace("#", "/").lower()
+    )
+
+
 def _default_mounted(analysis: Containers, container: StepContainer, name: str) -> bool:
     """A shared directory mounted over the default cache location (``/lustre/hf:/root/.cache/huggingface``)."""
     leaf = CACHE_LEAVES.get(name)
@@ -764,11 +774,12 @@ class NemoHomeNotShared(Rule):
     severity = Severity.ERROR
     summary = "Multi-node NeMo/Bridge fine-tuning with `NEMO_HOME` unset or local to each node's container."
     what = """
-        Finds multi-node jobs (`#SBATCH --nodes` above 1) that run a NeMo or Megatron-Bridge
-        fine-tuning launch (an SFT/PEFT recipe or script, `--peft lora`, `peft=lora`,
-        `--mode finetune`, packed sequences) and checks the `NEMO_HOME` the tasks see: not set,
-        set but not exported, or pointing at a container-local directory such as
-        `/root/.cache/nemo`.
+        Finds multi-node steps (`#SBATCH --nodes` above 1, or the step's own `--nodes`) that run
+        a NeMo or Megatron-Bridge fine-tuning launch (a Bridge entry point, `nemo llm finetune`,
+        or any launch in a NeMo container image, with an SFT/PEFT recipe or script name,
+        `--peft lora`, `peft=lora`, `--mode finetune` or packed sequences) and checks the
+        `NEMO_HOME` the tasks see: not set, set but not exported, or pointing at a
+        container-local directory such as `/root/.cache/nemo`.
     """
     why = """
         Fine-tuning prepares its data (packed sequences as `.npy` files, downloaded datasets)
@@ -864,12 +875,12 @@ class NemoHomeNotShared(Rule):
             step = launch.step
             if not _multi_node(script, step):
                 continue
-            if not (is_bridge_training(launch) or launch.program == "nemo"):
+            container = analysis.for_step(step)
+            if not (is_bridge_training(launch) or launch.program == "nemo" or _nemo_image(container)):
                 continue
             why = fine_tuning(launch)
             if why is None:
                 continue
-            container = analysis.for_step(step)
             setting = analysis.task_env(step, "NEMO_HOME")
             if container.containerized:
                 problem = _cache_problem(analysis, container, setting)
