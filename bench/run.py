@@ -196,7 +196,8 @@ def print_breakdown(phases: list, files: int, top: int = 12) -> None:
     rest = [p for p in phases if p[0].startswith("rule")][top:]
     if rest:
         seconds = sum(s for _label, s in rest)
-        print(f"  {"other rules (%d)" % len(rest):38s} {seconds * 1000:8.1f} ms  {seconds / total * 100:5.1f}%")
+        label = "other rules (%d)" % len(rest)
+        print(f"  {label:38s} {seconds * 1000:8.1f} ms  {seconds / total * 100:5.1f}%")
 
 
 def cold(pairs: list, repeat: int, env: dict) -> list:
