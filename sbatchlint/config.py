@@ -13,6 +13,7 @@ errors that name the file and the key.
     per-file-ignores = { "experiments/*.sh" = ["SBL011"] }
     severity = { SBL107 = "error" }
     shared-roots = ["/lustre/fsw"]
+    container-auto-mounts = ["/lustre"]
     bridge-entry-points = ["recipes/*.py"]
     gpus-per-node = 8
     partitions = { batch = "batch", interactive = "interactive" }
@@ -39,6 +40,7 @@ CONFIG_NAMES = (".sbatchlint.toml", "pyproject.toml")
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
 _SETTINGS = {
     "shared-roots": ("shared_roots", list),
+    "container-auto-mounts": ("container_auto_mounts", list),
     "bridge-entry-points": ("bridge_entry_points", list),
     "gpus-per-node": ("gpus_per_node", int),
     "partitions": ("partitions", dict),

@@ -400,3 +400,15 @@ def test_nemo_fine_tuning_in_a_nemo_image():
     assert codes(header + step + "python /lustre/fsw/alice/finetune_llama.py --packed\n") == ["SBL303"]
     other = "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=/lustre/fsw:/lustre/fsw "
     assert codes(header + other + "python /lustre/fsw/alice/finetune_llama.py --packed\n") == []
+
+
+def test_auto_mounts_from_a_configuration_file(tmp_path):
+    from sbatchlint.config import load
+
+    path = tmp_path / ".sbatchlint.toml"
+    path.write_text('container-auto-mounts = ["/gpfs"]\nshared-roots = ["/gpfs", "/lustre"]\n')
+    settings = load(str(path)).settings
+    assert settings == {"container_auto_mounts": ["/gpfs"], "shared_roots": ["/gpfs", "/lustre"]}
+    text = HEADER + "srun --container-image=x --container-mounts=/lustre/fsw:/lustre/fsw python /gpfs/alice/train.py\n"
+    assert codes(text) == ["SBL301"]
+    assert codes(text, settings) == []
