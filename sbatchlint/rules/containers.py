@@ -282,12 +282,12 @@ class PathNotMounted(Rule):
         variables (`HF_HOME`, `UV_CACHE_DIR`, `NEMO_HOME`…) its environment carries, all resolved
         through the script's variables. A path on a shared filesystem that no destination of the
         step's `--container-mounts` covers is reported. Shared means: under a configured
-        `shared_roots` prefix or, without configuration, under a mount source, a well-known shared
+        `shared-roots` prefix or, without configuration, under a mount source, a well-known shared
         filesystem (`/lustre`, `/gpfs`, `/scratch`, `/fsx`, `/shared`, home directories) or a
         directory the batch shell itself uses on the host. Paths that only exist in the image
         (`/opt/…`, `/workspace`) are left alone, and so are paths or mounts the model cannot
         resolve. Directories the cluster mounts into every container by itself can be listed in
-        the `container_auto_mounts` setting.
+        the `container-auto-mounts` setting.
     """
     why = """
         A container sees only its image and what pyxis mounts into it. A repository, dataset,
