@@ -471,3 +471,12 @@ def test_python_size_limit_from_the_configuration(tmp_path):
     train = write(tmp_path / "train.py", GUARDED)
     out = CliRunner().invoke(main, ["--output-format", "concise", train], catch_exceptions=False).output
     assert "SBL500" in out and "too large" in out and "SBL501" not in out
+
+
+def test_a_module_run_with_dash_m_is_followed_to_its_file(tmp_path):
+    job = write(tmp_path / "job.sh", JOB.format(script="-m trainer.main --lr 1e-4") + "srun python -m trainer\n")
+    write(tmp_path / "trainer" / "main.py", GUARDED)
+    write(tmp_path / "trainer" / "__main__.py", GUARDED)
+    out = run(job).output
+    assert f"{tmp_path}/trainer/main.py:4:4: SBL501" in out
+    assert f"{tmp_path}/trainer/__main__.py:4:4: SBL501" in out

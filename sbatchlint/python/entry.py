@@ -1,8 +1,8 @@
 """The Python files a batch script launches, found on disk so the SBL5xx rules can lint them.
 
 Every step's launch (``model/launch.py``: ``python x.py``, ``uv run python x.py``, ``torchrun … x.py``,
-``python -m torch.distributed.run … x.py``) names its entry point relative to the directory the task
-starts in. That directory is tried first when it is a host path that exists (``--chdir``,
+``python -m torch.distributed.run … x.py``, or ``python -m pkg.train`` for ``pkg/train.py``) names its
+entry point relative to the directory the task starts in. That directory is tried first when it is a host path that exists (``--chdir``,
 ``--container-workdir`` or a ``cd``; a container path is mapped back through the step's
 ``--container-mounts``), then the batch script's own directory, then the repository root (the nearest
 parent with ``.git`` or ``pyproject.toml``). A path that resolves to no file is skipped: nothing is
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 ROOT_MARKERS = (".git", "pyproject.toml")
@@ -24,7 +25,7 @@ def launched_python_files(script, batch_path: str) -> List[str]:
     relative to the current directory when ``batch_path`` is relative, else absolute."""
     from ..model.launch import launches
 
-    if batch_path == "-" or b".py" not in script.data:
+    if batch_path == "-":
         return []
     base = os.path.dirname(os.path.abspath(batch_path))
     root = repository_root(base)
@@ -32,11 +33,13 @@ def launched_python_files(script, batch_path: str) -> List[str]:
     seen: Set[str] = set()
     for launch in launches(script):
         for variant in launch.variants or [launch]:
-            entry = variant.entry
-            if entry is None or entry.kind != "script" or not entry.known or not entry.name.endswith(".py"):
+            name = _entry_path(variant.entry)
+            if name is None:
                 continue
             try:
-                path = resolve(entry.name, variant.workdir, mounts(variant.step), base, root)
+                path = resolve(name, variant.workdir, mounts(variant.step), base, root)
+                if path is None and variant.entry.kind == "module":  # a package run with -m
+                    path = resolve(name[:-3] + "/__main__.py", variant.workdir, mounts(variant.step), base, root)
             except OSError:  # an unreadable directory: nothing to follow there
                 continue
             if path is None:
@@ -46,6 +49,17 @@ def launched_python_files(script, batch_path: str) -> List[str]:
                 seen.add(key)
                 found.append(path if os.path.isabs(batch_path) else _display(path))
     return found
+
+
+def _entry_path(entry) -> Optional[str]:
+    """The file an entry point names: ``train.py`` as written, ``-m pkg.train`` as ``pkg/train.py``."""
+    if entry is None or not entry.known:
+        return None
+    if entry.kind == "script":
+        return entry.name if entry.name.endswith(".py") else None
+    if entry.kind == "module" and re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", entry.name):
+        return entry.name.replace(".", "/") + ".py"
+    return None
 
 
 def repository_root(directory: str) -> Optional[str]:
