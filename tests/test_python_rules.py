@@ -480,3 +480,30 @@ def test_a_module_run_with_dash_m_is_followed_to_its_file(tmp_path):
     out = run(job).output
     assert f"{tmp_path}/trainer/main.py:4:4: SBL501" in out
     assert f"{tmp_path}/trainer/__main__.py:4:4: SBL501" in out
+
+
+def test_launch_guard_through_a_compound_value_keeps_precedence():
+    text = dedent('''
+        import os
+        import sys
+
+        missing = "WORLD_SIZE" not in os.environ or not os.environ["WORLD_SIZE"]
+        if not missing:
+            print("distributed")
+        else:
+            sys.exit(1)
+    ''')
+    fixed = fix_text(text, ["SBL501"], path="t.py")
+    assert 'if not missing or not ("SLURM_NTASKS" not in os.environ or not os.environ["SLURM_NTASKS"]):' in fixed
+
+
+def test_attribute_and_keyword_names_are_not_the_variable():
+    text = dedent('''
+        import os
+        import sys
+
+        world = os.environ.get("WORLD_SIZE")
+        if args.world is None:
+            sys.exit(1)
+    ''')
+    assert findings(text, ["SBL501"]) == set()

@@ -174,7 +174,14 @@ class Evaluator:
         found: Set[str] = set()
         if depth > 8:
             return found
+        not_variables: Set[int] = set()  # ``x.name`` and ``f(name=…)``: names that are no variable
         for sub in walk(node, into_scopes=False):
+            if isinstance(sub, cst.Attribute):
+                not_variables.add(id(sub.attr))
+            elif isinstance(sub, cst.Arg) and sub.keyword is not None:
+                not_variables.add(id(sub.keyword))
+            if id(sub) in not_variables:
+                continue
             read = self.env_read(sub)
             if read is not None:
                 found.add(read[0])
@@ -236,6 +243,11 @@ class Evaluator:
                 except (TypeError, ValueError):
                     return UNKNOWN
             return UNKNOWN
+        if isinstance(node, cst.Subscript) and self.is_environ(node.value) and len(node.slice) == 1 and isinstance(
+                node.slice[0].slice, cst.Index):
+            variable = string_value(node.slice[0].slice.value)
+            state = self.state(variable, where) if variable is not None else "unknown"
+            return PRESENT if state == "present" else UNKNOWN  # a missing one raises KeyError
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
             target = node.comparisons[0]
             operator = target.operator
@@ -313,6 +325,14 @@ class _Swap(cst.CSTTransformer):
     def __init__(self, evaluator: Evaluator, variable: str, replacement: str) -> None:
         super().__init__()
         self.evaluator, self.variable, self.replacement = evaluator, variable, replacement
+        self.not_variables: Set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.not_variables.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_variables.add(id(node.keyword))
 
     def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.BaseExpression:
         if string_value(original_node) != self.variable:
@@ -321,10 +341,15 @@ class _Swap(cst.CSTTransformer):
         return updated_node.with_changes(value=f"{original_node.prefix}{quote}{self.replacement}{quote}")
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if id(original_node) in self.not_variables:
+            return updated_node
         bound = self.evaluator.bound_read(original_node)
         if bound is None or self.variable not in self.evaluator.variables(bound):
             return updated_node
-        return bound.visit(_Swap(self.evaluator, self.variable, self.replacement)).with_changes(lpar=[], rpar=[])
+        swapped = bound.visit(_Swap(self.evaluator, self.variable, self.replacement))
+        if isinstance(swapped, (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.SimpleString)) or swapped.lpar:
+            return swapped  # binds tighter than any operator around the name
+        return swapped.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _fixed_test(evaluator: Evaluator, test: cst.BaseExpression, exits_when: bool) -> Optional[cst.BaseExpression]:
