@@ -219,5 +219,31 @@ def explain(code) -> None:
     click.echo(rule_page(rule), nl=False)
 
 
+@main.command("convert")
+@click.argument("command", required=False)
+@click.option("--from-file", type=click.Path(dir_okay=False, allow_dash=True), help="Read the command from FILE ('-': stdin).")
+@click.option("--job-name", help="Job name (default: the entry point's name).")
+@click.option("--nodes", type=click.IntRange(min=1), help="Number of nodes.")
+@click.option("--gpus-per-node", type=click.IntRange(min=1), help="GPUs per node (default: the command's --nproc_per_node, else 8).")
+@click.option("--time", help="Time limit (default 01:00:00).")
+@click.option("--account", help="Slurm account.")
+@click.option("--partition", help="Partition (default batch).")
+@click.option("--container-image", help="Enroot/Pyxis image for the steps.")
+@click.option("--container-mounts", help="Mounts SRC:DST[,…]; paths the job uses are added at the same path.")
+@click.option("--shared-fs", help="Shared-filesystem root (caches, logs).")
+@click.option("--workdir", help="Repository on the shared filesystem (default: the current directory, if under --shared-fs).")
+@click.option("--log-dir", help="Log directory (default: <shared-fs>/logs).")
+@click.option("--launcher", type=click.Choice(["auto", "srun", "torchrun"]), default="auto", show_default=True,
+              help="auto: torchrun only for Megatron-LM's pretrain_*.py, srun-native otherwise.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the script to FILE instead of stdout.")
+@click.option("--force", is_flag=True, help="Overwrite the --output file.")
+@click.option("--allow-placeholders", is_flag=True, help="Print <ACCOUNT>-style placeholders for unknown values instead of refusing.")
+def convert_command(command, from_file, output, force, **options) -> None:
+    """Turn a single-node launch command into a multi-node sbatch script ('-' reads it from stdin)."""
+    from .convert import command_line
+
+    sys.exit(command_line(command, from_file, output, force, **options))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
