@@ -22,9 +22,14 @@ class Span:
     start: int
     end: int
 
-    def __post_init__(self) -> None:
-        if self.start > self.end:
-            raise ValueError(f"bad span {self.start}..{self.end}")
+    def __init__(self, start: int, end: int) -> None:
+        # Spans are made by the hundred thousand: set the frozen fields directly rather than
+        # through the generated __init__'s object.__setattr__ per field and a __post_init__.
+        if start > end:
+            raise ValueError(f"bad span {start}..{end}")
+        fields = self.__dict__
+        fields["start"] = start
+        fields["end"] = end
 
     def contains(self, other: "Span") -> bool:
         return self.start <= other.start and other.end <= self.end

@@ -14,9 +14,8 @@ assignment last ("primary").
 from __future__ import annotations
 
 import bisect
-from functools import cached_property
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from tree_sitter import Node
@@ -47,6 +46,24 @@ CONDITIONAL_TYPES = frozenset(
 )
 
 
+class cached_property:  # noqa: N801 - functools.cached_property without its per-access lock (3.8-3.11)
+    """Computed on first access and stored in the instance's ``__dict__`` (frozen or not)."""
+
+    def __init__(self, func) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
+
+
 @dataclass(frozen=True)
 class Piece:
     """One run of a value's characters and where they come from."""
@@ -66,6 +83,37 @@ class Piece:
     # Pieces bound to different iterations of the same loop never occur together (see ``consistent``).
     loop: Tuple[Tuple[int, int], ...] = ()
 
+    def __init__(
+        self,
+        text: str,
+        span: Optional[Span],
+        quote: str = "",
+        known: bool = True,
+        name: Optional[str] = None,
+        escaped: bool = False,
+        via: Tuple[Span, ...] = (),
+        split: bool = False,
+        task: bool = False,
+        loop: Tuple[Tuple[int, int], ...] = (),
+    ) -> None:
+        # The generated __init__ of a frozen dataclass sets each field with object.__setattr__;
+        # pieces are the most numerous objects of the model, so set them directly (same fields).
+        fields = self.__dict__
+        fields["text"] = text
+        fields["span"] = span
+        fields["quote"] = quote
+        fields["known"] = known
+        fields["name"] = name
+        fields["escaped"] = escaped
+        fields["via"] = via
+        fields["split"] = split
+        fields["task"] = task
+        fields["loop"] = loop
+
+    def _with(self, text: str, span: Optional[Span], escaped: bool) -> "Piece":
+        """A copy with other text, span and escape flag (``dataclasses.replace`` without its cost)."""
+        return Piece(text, span, self.quote, self.known, self.name, escaped, self.via, self.split, self.task, self.loop)
+
     @property
     def exact(self) -> bool:
         """True when each byte of ``text`` maps to one byte of ``span``."""
@@ -83,6 +131,9 @@ class Piece:
 @dataclass(frozen=True)
 class Value:
     pieces: Tuple[Piece, ...]
+
+    def __init__(self, pieces: Tuple[Piece, ...]) -> None:
+        self.__dict__["pieces"] = pieces  # frozen: set once (see Piece.__init__)
 
     @cached_property
     def known(self) -> bool:
@@ -133,10 +184,10 @@ class Value:
                 sub = raw[lo - p_start : hi - p_start].decode("utf-8", errors="replace")
                 assert piece.span is not None
                 span = Span(piece.span.start + lo - p_start, piece.span.start + hi - p_start)
-                out.append(replace(piece, text=sub, span=span))
+                out.append(piece._with(sub, span, piece.escaped))
             elif piece.known:
                 sub = raw[lo - p_start : hi - p_start].decode("utf-8", errors="replace")
-                out.append(replace(piece, text=sub))
+                out.append(piece._with(sub, piece.span, piece.escaped))
             else:
                 out.append(piece)
         return Value(tuple(out))
@@ -504,7 +555,12 @@ class Values:
                 values.append(value)
         key = node.start_byte
         return [
-            Value(tuple(replace(p, loop=p.loop + ((key, index),)) for p in value.pieces))
+            Value(
+                tuple(
+                    Piece(p.text, p.span, p.quote, p.known, p.name, p.escaped, p.via, p.split, p.task, p.loop + ((key, index),))
+                    for p in value.pieces
+                )
+            )
             for index, value in enumerate(values[:MAX_ALTERNATIVES])
         ]
 
@@ -772,7 +828,15 @@ class Values:
         if elements is None:
             return None
         via = node_span(node, self.data)
-        return [Value(tuple(replace(p, via=p.via + (via,)) for p in element.pieces)) for element in elements]
+        return [
+            Value(
+                tuple(
+                    Piece(p.text, p.span, p.quote, p.known, p.name, p.escaped, p.via + (via,), p.split, p.task, p.loop)
+                    for p in element.pieces
+                )
+            )
+            for element in elements
+        ]
 
 
 @dataclass
@@ -840,7 +904,7 @@ def _sub_piece(piece: Piece, start: int, end: int) -> Piece:
         span = Span(piece.span.start + prefix, piece.span.start + prefix + length)
     else:
         span = piece.span
-    return replace(piece, text=text, span=span, escaped=piece.escaped and start == 0 and end == len(piece.text))
+    return piece._with(text, span, piece.escaped and start == 0 and end == len(piece.text))
 
 
 def _product(parts: List[List[Value]]) -> List[Value]:
