@@ -264,6 +264,14 @@ def convert(request: Request) -> Result:
         raise ConvertError(
             f"torchrun's `{parsed.other_options[0]}` has no srun-native equivalent: drop it or use --launcher torchrun"
         )
+    host = sorted({
+        p.name for w in parsed.args for p in w.pieces
+        if not p.known and p.name and not PER_TASK.match(p.name) and not p.name.startswith("SLURM_")
+    })
+    if host:
+        names = ", ".join(f"${n}" for n in host)
+        notes.append(f"the command reads {names}: export it before sbatch (sbatch passes your environment on) "
+                     "or set it in the script")
     text = _render(request, parsed, values, launcher, framework, remove_experiments=False)
     if _trains_bridge(text):
         text = _render(request, parsed, values, launcher, framework, remove_experiments=True)
