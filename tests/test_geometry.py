@@ -73,7 +73,9 @@ def test_job_task_count_wins_over_a_disagreeing_step_ntasks_per_node():
     assert [opt.written for opt in ignored.ignored] == ["--ntasks-per-node"]
     assert agreeing.tasks_per_node.origin.where == "step" and not agreeing.ignored
     assert (own_total.tasks_per_node.value, own_total.ntasks.value) == (1, 2)
-    assert other_nodes.nodes.value == 1 and other_nodes.ntasks.value is None
+    # -N1 keeps the job's 16 tasks: "can't honor --ntasks-per-node set to 8 … requested tasks 16
+    # with the number of requested nodes 1" (measured, model/geometry.py TASK_LAYOUT)
+    assert other_nodes.nodes.value == 1 and other_nodes.ntasks.value == 16
 
 
 def test_one_task_warm_up_step():
@@ -104,9 +106,12 @@ def test_single_task_without_nodes_shrinks_to_one_node():
 
 
 def test_ntasks_derives_tasks_per_node_only_when_it_divides():
-    _, (even,) = step_geometries("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=16\nsrun python a.py\n")
-    assert even.tasks_per_node.value == 8 and even.tasks_per_node.origin.where == "derived"
-    assert even.ntasks.origin.where == "header"
+    # --nodes=2 --ntasks=16 places the tasks by free CPUs (measured 8+8, 15+1, 6+10): not known
+    _, (free,) = step_geometries("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=16\nsrun python a.py\n")
+    assert free.tasks_per_node.value is None and free.tasks_per_node.origin.where == "derived"
+    assert free.ntasks.origin.where == "header"
+    _, (even,) = step_geometries("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\nsrun -n8 python a.py\n")
+    assert even.tasks_per_node.value == 4 and even.tasks_per_node.origin.where == "derived"
     _, (odd,) = step_geometries("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=15\nsrun python a.py\n")
     assert odd.tasks_per_node.value is None and odd.ntasks.value == 15
 

@@ -13,7 +13,73 @@ unknown: ``value is None``. Slurm's own job variables (``$SLURM_JOB_NUM_NODES`` 
 flag resolve to the header's value.
 
 Entry point: ``geometry(script, step)`` (memoised per script), ``job_geometry(script)`` for the
-job as the header requests it.
+job as the header requests it, and ``task_layout(script, step)``: the tasks per node a step
+really runs, as the launch rules ask for it. Nodes, tasks and tasks per node of the job and of
+every step come from one function, ``task_counts``, which follows the measurements below.
+
+How srun settles a step's tasks (TASK_LAYOUT). Measured on Slurm 22.05.8, two nodes of 16 CPUs
+and 8 GPUs each (``tests/slurm/test_step_inheritance.py`` asserts these rows); "tasks per node"
+is the step's ``SLURM_STEP_TASKS_PER_NODE``:
+
+======================================  =================================  ==========================================
+header (``#SBATCH``)                    step (``srun …``)                  what runs
+======================================  =================================  ==========================================
+``--nodes=2 --ntasks-per-node=8``       (nothing)                          8(x2): 16 tasks
+same                                    ``--ntasks-per-node=1``,           8(x2); srun: "can't honor --ntasks-per-node
+                                        ``-N2 --ntasks-per-node=1``,       set to 1 which doesn't match the requested
+                                        ``--ntasks-per-node=4``            tasks 16 … Ignoring --ntasks-per-node"
+same                                    ``--ntasks=2 --ntasks-per-node=1`` 1(x2)
+same                                    ``-n2`` / ``-n3`` / ``-n4``        1(x2) / 2,1 / 2(x2): spread in blocks, the
+                                                                           job's SLURM_NTASKS_PER_NODE=8 dropped silently
+same                                    ``-n8 --ntasks-per-node=2``        4(x2), "can't honor … Ignoring"
+same                                    ``-n1``, ``-N2 -n1``               1 task on 1 node ("can't run 1 processes on
+                                                                           2 nodes, setting nnodes to 1")
+same                                    ``-N1``, ``-N1 --ntasks-per-node=1``  16 tasks asked on 1 node ("can't honor");
+                                                                           with 8 CPUs there: "More processors requested
+                                                                           than permitted", the step does not start
+``--nodes=2 --ntasks-per-node=1``       ``--ntasks-per-node=2``            1(x2), ignored without a warning
+``--nodes=2 --ntasks=4``                (nothing)                          2(x2)
+``--ntasks-per-node=8``
+``--nodes=2 --ntasks=16``               (nothing)                          by free CPUs: 8(x2) on idle nodes, 15,1 with
+                                                                           one CPU of n1 busy, 6,10 with ten busy
+same                                    ``--ntasks-per-node=1``            as the allocation (15,1), "can't honor"
+same                                    ``-N2 --ntasks-per-node=8``        kept (16 = 2 × 8), yet 12,4 in a 15,1 and
+                                                                           7,9 in a 6,10 allocation: it cannot even out
+                                                                           the CPUs the job got
+same                                    ``-n2`` / ``-n4``                  1(x2) / 2(x2) (in a 6,10 allocation)
+``--nodes=2 --ntasks=15``               ``--ntasks-per-node=7``            kept (7 = 15 // 2): 11,4 in a 14,1 allocation
+``--ntasks=16``                         (nothing)                          one node (16 tasks) when one is free
+same                                    ``-N2 --ntasks-per-node=8``        "Only allocated 1 nodes asked for 2": fails
+``--nodes=2`` (no task count:           (nothing)                          1(x2)
+SLURM_NTASKS unset, 1 CPU per node)     ``--ntasks-per-node=2``            kept; fails here: "More processors requested
+                                                                           than permitted" (1 CPU per node)
+``--nodes=2 --cpus-per-task=2``         ``--ntasks-per-node=2``            2(x2): kept (the job gives no count)
+same                                    ``--ntasks=2 --ntasks-per-node=1`` 1(x2)
+``--nodes=1 --ntasks=2                  ``-n8``                            runs 8 tasks in the job's 8 CPUs: each task
+--cpus-per-task=4``                                                        gets 1 CPU, ``-c`` is not inherited
+same                                    ``-c4 -n8``                        "More processors requested than permitted"
+same, after ``export                    ``-n8``                            "More processors requested than permitted":
+SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK``                                  the export gives every task 4 CPUs
+``--nodes=2 --ntasks-per-node=2         (nothing) / ``--ntasks=2           each task sees the node's 4 GPUs
+--gpus-per-node=4``                     --ntasks-per-node=1``
+same                                    ``--gpus-per-node=2`` /            2 / 1 GPU per task
+                                        ``--gres=gpu:1``
+``--nodes=2 --ntasks=8                  (nothing)                          6,2 with 10 CPUs of n1 busy: a per-task GPU
+--gpus-per-task=1``                                                        count does not even out the placement
+======================================  =================================  ==========================================
+
+The rules ``task_counts`` draws from them:
+
+- nodes: the step's ``-N``, else the job's (``SLURM_NNODES``); a task count below the node
+  count shrinks the nodes to it;
+- total: the step's ``-n``; else ``SLURM_NTASKS`` when the header gives ``--ntasks`` or
+  ``--ntasks-per-node``; else nodes × (the step's ``--ntasks-per-node``, or 1);
+- a ``--ntasks-per-node`` (the step's, else the header's ``SLURM_NTASKS_PER_NODE`` for a step
+  without its own ``-n``) is kept only when it equals total // nodes; otherwise srun ignores it
+  (``Geometry.ignored`` lists a step's own) and spreads the tasks in blocks;
+- an allocation made from ``--ntasks`` without ``--ntasks-per-node`` places the job's tasks by
+  free CPUs: a step with more tasks than nodes follows those CPUs, so its tasks per node are
+  unknown (``--nodes=2 --ntasks=16`` may be 8 + 8, 15 + 1 or 6 + 10).
 """
 from __future__ import annotations
 
@@ -359,41 +425,42 @@ def _step_option(step: "Step", name: str) -> Optional["StepOption"]:
     return found
 
 
-def _derive(value: Optional[int], option: str, *sources: Optional[Origin]) -> Quantity:
-    return Quantity(value, Origin("derived", option, sources=tuple(s for s in sources if s is not None)))
-
-
 def job_geometry(script: "Script") -> Geometry:
     """The job as the header requests it (what ``SLURM_*`` variables hold in the batch shell)."""
     return script.derived("geometry.job", _build_job)
 
 
-def _build_job(script: "Script") -> Geometry:
-    def count(name: str) -> Tuple[Optional[int], Optional[Origin]]:
-        directive = _header(script, name)
-        if directive is None:
-            return None, None
-        return parse_count(directive.value), _header_origin(directive)
+def _header_count(script: "Script", name: str) -> Quantity:
+    """``#SBATCH --<name>=N`` as a quantity (value None when not a count); UNKNOWN when absent."""
+    directive = _header(script, name)
+    if directive is None:
+        return UNKNOWN
+    return Quantity(parse_count(directive.value), _header_origin(directive))
 
+
+def _by_free_cpus(script: "Script") -> bool:
+    """The allocation places the job's tasks by free CPUs: ``--ntasks`` without ``--ntasks-per-node``."""
+    return _header(script, "ntasks") is not None and _header(script, "ntasks-per-node") is None
+
+
+def _build_job(script: "Script") -> Geometry:
+    total = _header_count(script, "ntasks")
+    per_node = _header_count(script, "ntasks-per-node")
     nodes_directive = _header(script, "nodes")
     if nodes_directive is not None:
         low, high = parse_nodes(nodes_directive.value)
-        nodes_origin: Optional[Origin] = _header_origin(nodes_directive)
+        nodes = Quantity(low if low == high else None, _header_origin(nodes_directive), low, high)
     else:
-        low = high = None
-        nodes_origin = None
-    ntasks, ntasks_origin = count("ntasks")
-    per_node, per_node_origin = count("ntasks-per-node")
-    cpus, cpus_origin = count("cpus-per-task")
-    gpus_per_task, gpt_origin = count("gpus-per-task")
-    if gpt_origin is not None:
-        gpus_per_task = gpu_total(gpt_origin.directive.value)  # type: ignore[union-attr]
-    geometry = _combine(
-        low, high, nodes_origin, ntasks, ntasks_origin, per_node, per_node_origin, explicit_nodes=nodes_origin is not None
+        nodes = _implicit_nodes(total, per_node)
+    geometry = Geometry()
+    geometry.nodes, geometry.ntasks, geometry.tasks_per_node, _ = task_counts(
+        nodes, total, per_node, by_free_cpus=_by_free_cpus(script)
     )
-    geometry.gpus_per_task = Quantity(gpus_per_task, gpt_origin)
-    geometry.cpus_per_task = Quantity(cpus, cpus_origin)
-    geometry.job_cpus_per_task = Quantity(cpus, cpus_origin)
+    gpus_per_task = _header_count(script, "gpus-per-task")
+    if gpus_per_task.origin is not None:
+        gpus_per_task = Quantity(gpu_total(gpus_per_task.origin.directive.value), gpus_per_task.origin)  # type: ignore[union-attr]
+    geometry.gpus_per_task = gpus_per_task
+    geometry.cpus_per_task = geometry.job_cpus_per_task = _header_count(script, "cpus-per-task")
     requests = {}
     for name in GPU_OPTIONS:
         directive = _header(script, name)
@@ -404,57 +471,74 @@ def _build_job(script: "Script") -> Geometry:
     return geometry
 
 
-def _combine(
-    low: Optional[int],
-    high: Optional[int],
-    nodes_origin: Optional[Origin],
-    ntasks: Optional[int],
-    ntasks_origin: Optional[Origin],
-    per_node: Optional[int],
-    per_node_origin: Optional[Origin],
-    explicit_nodes: bool,
-) -> Geometry:
-    """Nodes, tasks and tasks per node from what is given, the way Slurm fills in the rest."""
-    geometry = Geometry()
-    nodes = low if low is not None and low == high else None
-    if nodes_origin is None and low is None:
-        if ntasks is not None and per_node is not None and per_node > 0:
-            nodes = -(-ntasks // per_node)
-            low = high = nodes
-            nodes_origin = Origin("derived", "nodes", sources=tuple(o for o in (ntasks_origin, per_node_origin) if o))
-        elif ntasks_origin is None and per_node_origin is None:
-            nodes, low, high = 1, 1, 1  # nothing requested: one node
-            nodes_origin = Origin("default", "nodes")
-        elif ntasks == 1:
-            nodes, low, high = 1, 1, 1
-            nodes_origin = Origin("derived", "nodes", sources=(ntasks_origin,) if ntasks_origin else ())
-        elif per_node_origin is not None and ntasks_origin is None:
-            nodes, low, high = 1, 1, 1  # --ntasks-per-node alone: one node
-            nodes_origin = Origin("default", "nodes")
-    if ntasks is not None and nodes is not None and ntasks < nodes:
-        # srun: "can't run 1 processes on 2 nodes, setting nnodes to 1"
-        nodes, low, high = ntasks, ntasks, ntasks
-    geometry.nodes = Quantity(nodes, nodes_origin, low, high)
-    if per_node_origin is not None and (ntasks_origin is None or ntasks_origin.where != "step" or per_node_origin.where == "step"):
-        tasks_per_node = Quantity(per_node, per_node_origin)
-        if ntasks is not None and nodes is not None and per_node is not None and ntasks < nodes * per_node:
-            # --ntasks-per-node is a maximum when --ntasks is given too
-            tasks_per_node = _derive(ntasks // nodes if ntasks % nodes == 0 else None, "ntasks-per-node", ntasks_origin, nodes_origin)
-    elif ntasks_origin is not None:
-        if ntasks is not None and nodes is not None and nodes > 0 and ntasks % nodes == 0:
-            tasks_per_node = _derive(ntasks // nodes, "ntasks-per-node", ntasks_origin, nodes_origin)
+def _implicit_nodes(total: Quantity, per_node: Quantity) -> Quantity:
+    """sbatch's node count when the header gives no ``--nodes``."""
+    if total.origin is not None and per_node.origin is not None:
+        if total.value is not None and per_node.value:
+            count = -(-total.value // per_node.value)
+            return Quantity(count, Origin("derived", "nodes", sources=(total.origin, per_node.origin)), count, count)
+        return UNKNOWN
+    if total.origin is None:
+        return Quantity(1, Origin("default", "nodes"), 1, 1)  # nothing, or --ntasks-per-node alone: one node
+    return UNKNOWN  # --ntasks alone: as many nodes as the free CPUs take (one task: one node, below)
+
+
+def task_counts(
+    nodes: Quantity,
+    total: Quantity,
+    per_node: Quantity,
+    inherited: Optional[Quantity] = None,
+    by_free_cpus: bool = False,
+) -> Tuple[Quantity, Quantity, Quantity, bool]:
+    """Nodes, tasks and tasks per node the way sbatch and srun settle them (see TASK_LAYOUT).
+
+    ``nodes``: the node count asked for (the step's ``-N``, else the job's). ``total``: the task
+    count srun reads (the step's ``-n``, else ``SLURM_NTASKS`` when the header gives a count);
+    origin None when there is none. ``per_node``: the ``--ntasks-per-node`` srun reads (the
+    step's, else ``SLURM_NTASKS_PER_NODE``); origin None when there is none. ``inherited``: the
+    job's tasks per node, for a step that takes both its total and its node count from the job.
+    ``by_free_cpus``: the allocation placed the job's tasks by free CPUs. Returns nodes, total,
+    tasks per node, and whether srun ignores ``per_node``.
+    """
+    count = total.value
+    if total.origin is not None and count is not None:
+        if nodes.value is not None and count < nodes.value or count == 1 and nodes.value is None:
+            # srun: "can't run 1 processes on 2 nodes, setting nnodes to 1"
+            origin = nodes.origin if nodes.origin is not None else Origin("derived", "nodes", sources=(total.origin,))
+            nodes = Quantity(count, origin, count, count)
+    n = nodes.value
+    if total.origin is None:
+        # no task count anywhere: --ntasks-per-node on every node, else one task per node
+        tasks_per_node = per_node if per_node.origin is not None else Quantity(1, Origin("default", "ntasks-per-node"))
+        value = n * tasks_per_node.value if n is not None and tasks_per_node.value is not None else None
+        return nodes, _derive(value, "ntasks", nodes.origin, tasks_per_node.origin), tasks_per_node, False
+    ignored = False
+    chosen: Optional[Quantity] = None
+    if per_node.origin is not None:
+        asked = per_node.value
+        if count is None or not n:
+            chosen = per_node  # the usual total = nodes × per node; nothing to check it against
+        elif asked is None:
+            chosen = Quantity(None, per_node.origin)  # srun may keep it or not
+        elif asked == count // n:
+            chosen = per_node if asked * n == count else Quantity(None, per_node.origin)
         else:
-            tasks_per_node = _derive(None, "ntasks-per-node", ntasks_origin, nodes_origin)
-    else:
-        tasks_per_node = Quantity(1, Origin("default", "ntasks-per-node"))
-    geometry.tasks_per_node = tasks_per_node
-    if ntasks_origin is not None:
-        geometry.ntasks = Quantity(ntasks, ntasks_origin)
-    elif nodes is not None and tasks_per_node.value is not None:
-        geometry.ntasks = _derive(nodes * tasks_per_node.value, "ntasks", nodes_origin, tasks_per_node.origin)
-    else:
-        geometry.ntasks = _derive(None, "ntasks", nodes_origin, tasks_per_node.origin)
-    return geometry
+            ignored = True  # "can't honor --ntasks-per-node … Ignoring --ntasks-per-node"
+    if chosen is None:
+        if inherited is not None:
+            chosen = inherited  # the allocation's own layout
+        elif count is not None and n and count % n == 0:
+            chosen = _derive(count // n, "ntasks-per-node", total.origin, nodes.origin)
+        else:
+            chosen = _derive(None, "ntasks-per-node", total.origin, nodes.origin)
+    if by_free_cpus and chosen.value is not None and chosen.value > 1 and n != 1:
+        # within an allocation placed by free CPUs the tasks follow its CPUs, not the count
+        chosen = Quantity(None, chosen.origin)
+    return nodes, total, chosen, ignored
+
+
+def _derive(value: Optional[int], option: str, *sources: Optional[Origin]) -> Quantity:
+    return Quantity(value, Origin("derived", option, sources=tuple(s for s in sources if s is not None)))
 
 
 def _gpus_per_node(requests: Dict[str, Tuple[Optional[str], Origin]], geometry: Geometry) -> Quantity:
@@ -504,49 +588,27 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
     per_node_opt, per_node_text = flag("ntasks-per-node")
     if nodes_opt is not None:
         low, high = parse_nodes(nodes_text)
-        nodes_origin: Optional[Origin] = _step_origin(nodes_opt)
+        nodes = Quantity(low if low == high else None, _step_origin(nodes_opt), low, high)
     else:
-        # SLURM_NNODES: the allocation's node count, however the header arrived at it
-        low, high, nodes_origin = job.nodes.low, job.nodes.high, job.nodes.origin
-    # Inside a job whose header gives a task count, srun reads SLURM_NTASKS as its own --ntasks.
-    job_count_set = job.ntasks.is_set or job.tasks_per_node.is_set
-    ignored: List["StepOption"] = []
-    if ntasks_opt is not None or not job_count_set:
-        if ntasks_opt is not None:
-            ntasks, ntasks_origin = parse_count(ntasks_text), _step_origin(ntasks_opt)
-        else:
-            ntasks, ntasks_origin = None, None
-        if per_node_opt is not None:
-            per_node, per_node_origin = parse_count(per_node_text), _step_origin(per_node_opt)
-        elif job.tasks_per_node.is_set:
-            # SLURM_NTASKS_PER_NODE: a maximum next to the step's own --ntasks
-            per_node, per_node_origin = job.tasks_per_node.value, job.tasks_per_node.origin
-        else:
-            per_node, per_node_origin = None, None
-        geometry = _combine(low, high, nodes_origin, ntasks, ntasks_origin, per_node, per_node_origin, nodes_origin is not None)
+        nodes = job.nodes  # SLURM_NNODES: the allocation's node count, however the header arrived at it
+    own_per_node = Quantity(parse_count(per_node_text), _step_origin(per_node_opt)) if per_node_opt is not None else UNKNOWN
+    inherited: Optional[Quantity] = None
+    if ntasks_opt is not None:
+        total = Quantity(parse_count(ntasks_text), _step_origin(ntasks_opt))
+        per_node = own_per_node
+    elif job_task_count_set(script):
+        # the header gives a task count: srun reads SLURM_NTASKS (and SLURM_NTASKS_PER_NODE) as its own
+        total = job.ntasks
+        per_node = own_per_node if per_node_opt is not None else _header_count(script, "ntasks-per-node")
+        if nodes_opt is None or (nodes.value is not None and nodes.value == job.nodes.value):
+            inherited = job.tasks_per_node
     else:
-        same_nodes = nodes_opt is None or (low is not None and low == high == job.nodes.value)
-        geometry = Geometry(nodes=Quantity(low if low == high else None, nodes_origin, low, high))
-        if not same_nodes:
-            # The job's task count over another node count: how srun spreads it is not known.
-            geometry.ntasks = Quantity(None)
-            geometry.tasks_per_node = Quantity(None)
-        else:
-            geometry.nodes = job.nodes if nodes_opt is None else geometry.nodes
-            geometry.ntasks = job.ntasks
-            geometry.tasks_per_node = job.tasks_per_node
-            if per_node_opt is not None:
-                asked = parse_count(per_node_text)
-                total, nodes = job.ntasks.value, job.nodes.value
-                if asked is None or total is None or not nodes:
-                    geometry.tasks_per_node = Quantity(None, _step_origin(per_node_opt))
-                elif asked * nodes == total:
-                    geometry.tasks_per_node = Quantity(asked, _step_origin(per_node_opt))
-                else:
-                    # "can't honor --ntasks-per-node … Ignoring --ntasks-per-node": the job's
-                    # count wins (measured on Slurm 22.05).
-                    ignored.append(per_node_opt)
-    geometry.ignored = ignored
+        total, per_node = UNKNOWN, own_per_node
+    geometry = Geometry()
+    geometry.nodes, geometry.ntasks, geometry.tasks_per_node, ignored = task_counts(
+        nodes, total, per_node, inherited, by_free_cpus=_by_free_cpus(script)
+    )
+    geometry.ignored = [per_node_opt] if ignored and per_node_opt is not None else []
 
     # GPUs: step flags override the header's.
     requests: Dict[str, Tuple[Optional[str], Origin]] = {}
@@ -580,6 +642,7 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
         # Words the model cannot read stand among the options (``srun $ARGS …``): they may set
         # anything, so only what the step visibly sets itself is known.
         geometry.options_incomplete = True
+        geometry.ignored = []  # an unread word may be the --ntasks that makes it count
         for name in ("nodes", "ntasks", "tasks_per_node", "gpus_per_node", "gpus_per_task", "cpus_per_task"):
             quantity: Quantity = getattr(geometry, name)
             if quantity.origin is None or quantity.origin.where != "step":
@@ -600,3 +663,52 @@ def _srun_cpus_from_environment(script: "Script", step: "Step", job: Geometry) -
     texts = [v.text for v in found] if found else []
     text = _resolve(texts, job) if texts else None
     return Quantity(parse_count(text), Origin("environment", "cpus-per-task", variable_span=span))
+
+
+# -- the launch rules' view ----------------------------------------------------------------------
+@dataclass
+class TaskLayout:
+    """Tasks per node a step really runs, and where that count comes from (see TASK_LAYOUT).
+
+    A view of the step's ``Geometry``: ``per_node`` is its tasks per node when known, else, when
+    the total and the node count are, the tasks on the busiest node at least (ceil(total /
+    nodes)); ``more_than_one`` says some node certainly runs more than one task.
+    """
+
+    per_node: Optional[int]  # tasks per node (on the busiest node, at least, when uneven), None when unknown
+    more_than_one: bool  # some node certainly runs more than one task
+    origin: Optional[Origin]  # where the count that wins is set
+    ignored: Optional["StepOption"] = None  # the step's --ntasks-per-node that srun ignores
+    nodes: Optional[int] = None
+    total: Optional[int] = None
+
+
+def task_layout(script: "Script", step: "Step") -> TaskLayout:
+    geo = geometry(script, step)
+    nodes, total, per_node = geo.nodes.value, geo.ntasks.value, geo.tasks_per_node.value
+    ignored = geo.ignored[-1] if geo.ignored else None
+    if per_node is not None:
+        return TaskLayout(per_node, per_node > 1, geo.tasks_per_node.origin, ignored, nodes, total)
+    if total is not None and nodes:
+        return TaskLayout(-(-total // nodes), total > nodes, geo.tasks_per_node.origin, ignored, nodes, total)
+    return TaskLayout(None, False, geo.tasks_per_node.origin, ignored, nodes, total)
+
+
+def job_task_count_set(script: "Script") -> bool:
+    """Whether the batch environment has ``SLURM_NTASKS`` (the header gives a task count), so a
+    step without its own ``--ntasks`` runs that many tasks."""
+    return _header(script, "ntasks") is not None or _header(script, "ntasks-per-node") is not None
+
+
+def gives_per_node(script: "Script", step: "Step", count: int) -> Optional[bool]:
+    """Whether ``--ntasks-per-node=<count>`` on this step would run exactly ``count`` tasks on each
+    of its nodes (None when the step's total or node count is not known). A step whose total
+    follows the per-node count (no ``--ntasks`` of its own, none from the job) always would; else
+    srun keeps it only when total = nodes × count."""
+    if _step_option(step, "ntasks") is None and not job_task_count_set(script):
+        return True
+    geo = geometry(script, step)
+    total, nodes = geo.ntasks.value, geo.nodes.value
+    if total is None or not nodes:
+        return None
+    return count * nodes == total

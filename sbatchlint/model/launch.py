@@ -25,9 +25,9 @@ sees (loop iterations kept together), the primary (most recent) one last. ``cert
 answers only when every variant agrees; ``configurations`` lists each loop configuration.
 
 Entry point: ``launches(script)`` (memoised as ``script.derived("launch", …)``) and
-``launches_of(script, step)``. ``task_layout(script, step)`` is the number of tasks per node a step
-really runs, including srun's rule that a step's own ``--ntasks-per-node`` is ignored when the job
-already fixes the task count (measured on Slurm 22.05: see ``TaskLayout``).
+``launches_of(script, step)``. How many tasks a step runs per node is the step's geometry:
+``task_layout`` (re-exported here) comes from ``model/geometry.py``, whose docstring holds the
+measured table of how srun settles a step's task count.
 """
 from __future__ import annotations
 
@@ -39,13 +39,12 @@ from itertools import product
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from ..source import Span
+from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .steps import Command, Step, parse_task_string, unwrap
 from .values import Value, Word, _split_value, consistent
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .geometry import Origin
     from .script import Script
-    from .steps import StepOption
 
 SRUN_NATIVE = "srun-native"
 TORCHRUN = "torchrun"
@@ -954,57 +953,3 @@ def _tree_has_error(node) -> bool:
     while node.parent is not None:
         node = node.parent
     return bool(node.has_error)
-
-
-# -- how many tasks a step really runs per node ------------------------------------------------------
-@dataclass
-class TaskLayout:
-    """Tasks per node a step really runs, and where that count comes from.
-
-    srun inside a job reads the job's task count (``SLURM_NTASKS``, set when the header gives
-    ``--ntasks`` or ``--ntasks-per-node``). A step that gives ``--ntasks-per-node`` without its own
-    ``--ntasks`` cannot change that count: when the two disagree srun prints "can't honor
-    --ntasks-per-node … Ignoring --ntasks-per-node" (or says nothing when the step's count is the
-    larger one) and runs the job's count of tasks. Measured on Slurm 22.05 with ``--nodes=2
-    --ntasks-per-node=8``: ``srun --ntasks-per-node=1`` and ``srun -N2 --ntasks-per-node=1`` both
-    run 8 tasks per node; ``srun --ntasks=2 --ntasks-per-node=1`` runs one per node.
-    """
-
-    per_node: Optional[int]  # tasks per node (on the busiest node when uneven), None when unknown
-    more_than_one: bool  # some node certainly runs more than one task
-    origin: Optional["Origin"]  # where the count that wins is set
-    ignored: Optional["StepOption"] = None  # the step's --ntasks-per-node that srun ignores
-    nodes: Optional[int] = None
-    total: Optional[int] = None
-
-
-def job_task_count_set(script: "Script") -> bool:
-    """Whether the batch environment has ``SLURM_NTASKS`` (the header gives a task count)."""
-    header = script.header
-    return any(header.get(name) is not None for name in ("ntasks", "ntasks-per-node"))
-
-
-def task_layout(script: "Script", step: Step) -> TaskLayout:
-    from .geometry import geometry, job_geometry, parse_count, step_option_text
-
-    geo = geometry(script, step)
-    nodes = geo.nodes.value
-    per_node_opt = step.option("ntasks-per-node")
-    if per_node_opt is not None and step.option("ntasks") is None and job_task_count_set(script) and not step.options_incomplete:
-        job = job_geometry(script)
-        total = job.ntasks.value
-        step_nodes = nodes
-        asked = parse_count(step_option_text(per_node_opt, job))
-        if total is not None and step_nodes and asked is not None and asked * step_nodes != total:
-            per_node = -(-total // step_nodes)
-            origin = job.tasks_per_node.origin if job.tasks_per_node.is_set else job.ntasks.origin
-            return TaskLayout(per_node, total > step_nodes, origin, per_node_opt, step_nodes, total)
-    per_node = geo.tasks_per_node.value
-    total = geo.ntasks.value
-    more = False
-    if per_node is not None:
-        more = per_node > 1
-    elif total is not None and nodes:
-        more = total > nodes
-        per_node = total // nodes if total % nodes == 0 else -(-total // nodes)
-    return TaskLayout(per_node, more, geo.tasks_per_node.origin, None, nodes, total)
