@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model.geometry import Geometry, geometry
+from ..model.geometry import Geometry, Origin, TaskLayout, geometry, gives_per_node, job_task_count_set, task_layout
 from ..model.launch import (
     ELASTIC,
     SRUN_NATIVE,
@@ -12,11 +12,9 @@ from ..model.launch import (
     TORCHRUN,
     Configuration,
     Launch,
-    job_task_count_set,
     launches,
     launches_of,
     literal_span,
-    task_layout,
 )
 from ..model.steps import Step
 from ..registry import register
@@ -75,6 +73,20 @@ def _origin_phrase(script, origin) -> str:
     if origin.where == "step":
         return f" (from the step's `{text}`)"
     return ""
+
+
+def _ignored_phrase(script, step: Step, layout: TaskLayout) -> str:
+    """Why srun drops the step's own ``--ntasks-per-node`` (see model/geometry.py, TASK_LAYOUT)."""
+    ignored = layout.ignored
+    assert ignored is not None
+    head = f"srun ignores the step's `{ignored.written}={ignored.value}`"
+    own = step.option("ntasks")
+    if own is None:
+        return f"{head} because the job fixes {layout.total} tasks (`SLURM_NTASKS`) and the step gives no `--ntasks`"
+    span = Origin("step", "ntasks", step_option=own).span
+    written = script.text(span) if span is not None else own.written
+    nodes = f" on {_plural(layout.nodes, 'node')}" if layout.nodes else ""
+    return f"{head} because it does not match the step's `{written}`{nodes}"
 
 
 def _plural(count: int, word: str) -> str:
@@ -299,10 +311,7 @@ class TorchrunMultipleTasksPerNode(Rule):
                 tail = "without a fixed --master_port each task forms its own world (duplicate rank 0s)"
             message = f"{head}; {tail}"
             if layout.ignored is not None:
-                message = (
-                    f"srun ignores the step's `{layout.ignored.written}={layout.ignored.value}` because the job "
-                    f"fixes {layout.total} tasks (`SLURM_NTASKS`) and the step gives no `--ntasks`: " + message
-                )
+                message = f"{_ignored_phrase(script, step, layout)}: {message}"
             yield self.report(
                 script,
                 launch.span,
@@ -899,9 +908,7 @@ class TasksGpusMismatch(Rule):
         origin = layout.origin
         if layout.ignored is None and origin is not None and origin.option == "ntasks-per-node":
             span = origin.value_span
-            if span is not None and origin.where == "step" and not (
-                launch.step.option("ntasks") is None and job_task_count_set(script)
-            ):
+            if span is not None and origin.where == "step" and gives_per_node(script, launch.step, gpus):
                 fix = Fix.unsafe(f"run {gpus} tasks per node", Edit(span, str(gpus)))
             elif span is not None and origin.where == "header" and script.header.get("ntasks") is None and not any(
                 other is not launch.step and other.option("ntasks") is None and other.option("ntasks-per-node") is None

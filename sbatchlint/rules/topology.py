@@ -1022,13 +1022,16 @@ class GpuPerTaskBinding(Rule):
         ok = True
         if per_task is not None:
             k = g.gpus_per_task.value
-            if k is None or per_node is None or per_task.span is None:
+            if per_task.span is None:
                 ok = False
             elif self._has_node_request(script, step, per_task):
+                # the GPUs per node are requested already: only the per-task binding goes
                 edit = _delete_directive(script, per_task)
                 ok = edit is not None
                 if edit is not None:
                     edits.append(edit)
+            elif k is None or per_node is None:
+                ok = False
             else:
                 edits.append(Edit(per_task.span, f"--gpus-per-node={k * per_node}"))
         if bind is not None and ok:
