@@ -1,0 +1,65 @@
+"""SBL110 on the real 2-node cluster: where Slurm puts a total task count.
+
+Kept apart from test_rule_proofs.py and run before it: placement depends on the CPUs and GPUs
+free when the job starts, and that module keeps a job running in the background.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from proofs import changed_lines, codes, fixed_by_sbatchlint, script
+from slurm_cluster import parse_lines
+
+pytestmark = pytest.mark.slurm
+
+
+def test_sbl110_tasks_packed_by_free_cpus(slurm):
+    broken = slurm.script(script("""
+        #!/bin/bash
+        #SBATCH --job-name=sbl110
+        #SBATCH --nodes=2
+        #SBATCH --ntasks=16
+        #SBATCH --gpus-per-node=8
+        #SBATCH --time=1
+        echo "JOB tasks_per_node=$SLURM_TASKS_PER_NODE"
+        srun --kill-on-bad-exit=1 bash -c 'echo "TASK host=$SLURMD_NODENAME"'
+        """), "ntasks.sbatch")
+    assert codes(broken) == ["SBL110"]
+    fixed = fixed_by_sbatchlint(broken, "per-node.sbatch")
+    assert changed_lines(broken, fixed) == [("#SBATCH --ntasks=16", "#SBATCH --ntasks-per-node=8")]
+
+    # One after the other: the packing depends on the CPUs free when the job starts.
+    info, out = slurm.run(broken, timeout=60)
+    assert info.ok, (info, out)
+    per_node = Counter(t["host"] for t in parse_lines(out, "TASK"))
+    assert sum(per_node.values()) == 16 and max(per_node.values()) > 8, out
+    # "15,1" on idle nodes; anything else another job left busy still packs the first node.
+    first, second = parse_lines(out, "JOB")[0]["tasks_per_node"].split(",")
+    assert int(first) > 8 > int(second), out
+
+    info, out = slurm.run(fixed, timeout=60)
+    assert info.ok, (info, out)
+    assert parse_lines(out, "JOB")[0]["tasks_per_node"] == "8(x2)"
+    assert Counter(t["host"] for t in parse_lines(out, "TASK")) == {"n1": 8, "n2": 8}, out
+
+
+def test_sbl110_exclusive_nodes_are_filled_evenly(slurm):
+    """Measured, not claimed by the rule: with --exclusive the job holds every CPU of both
+    nodes and Slurm spreads --ntasks evenly (8 + 8). The rule still reports the script: its fix
+    changes nothing there, and the packing comes back as soon as the job does not hold whole
+    nodes."""
+    job = slurm.script(script("""
+        #!/bin/bash
+        #SBATCH --nodes=2
+        #SBATCH --ntasks=16
+        #SBATCH --gpus-per-node=8
+        #SBATCH --exclusive
+        #SBATCH --time=1
+        echo "JOB tasks_per_node=$SLURM_TASKS_PER_NODE"
+        """))
+    assert codes(job) == ["SBL110"]
+    info, out = slurm.run(job, timeout=120)
+    assert info.ok, (info, out)
+    assert parse_lines(out, "JOB")[0]["tasks_per_node"] == "8(x2)"
