@@ -308,9 +308,13 @@ def _launcher_edit(script, launch: Launch) -> Tuple[List[Edit], List[Span]]:
     words = launch.launcher
     first = _first_removed(launch)
     kept = words[:first]
-    removed = list(words[first:]) + [w for option in launch.options for w in option.words]
     context = command_pieces(launch.step.command)
-    runs = _runs(script, launch, removed, context)
+    runs = _runs(script, launch, _removed_words(launch), context)
+    for variant in launch.variants or [launch]:
+        # every path to the step (if/else, loop iterations) must run the same launcher words,
+        # written in the same place: the edit removes them for all of them at once
+        if variant is not launch and _runs(script, variant, _removed_words(variant), context) != runs:
+            raise Refused("the launcher is written differently on different paths to the step (if/else, loops)")
     module = launch.entry is not None and launch.entry.kind == "module"
     has_python = any(PYTHON.match(posixpath.basename(w.text)) for w in kept if w.known)
     extra = ([] if has_python else ["python"]) + (["-m"] if module else [])
@@ -332,6 +336,11 @@ def _launcher_edit(script, launch: Launch) -> Tuple[List[Edit], List[Span]]:
         _check_local(script, run)
         edits.append(Edit.delete(_run_deletion(script, run)))
     return edits, runs
+
+
+def _removed_words(launch: Launch) -> List:
+    words = launch.launcher
+    return list(words[_first_removed(launch):]) + [w for option in launch.options for w in option.words]
 
 
 def _first_removed(launch: Launch) -> int:
@@ -360,6 +369,8 @@ def _runs(script, launch: Launch, removed, context) -> List[Span]:
                 and node.parent.type == "command":
             # a quoted part of a word on srun's command line (``--rdzv-endpoint="$HOST:29500"``)
             span = Span(min(span.start, node.start_byte), max(span.end, node.end_byte))
+        elif launch.in_string:
+            span = _with_escaped_quotes(script.data, span)
         spans.append(span)
     data = script.data
     runs: List[Span] = [spans[0]]
@@ -372,6 +383,16 @@ def _runs(script, launch: Launch, removed, context) -> List[Span]:
         else:
             raise Refused("torchrun's options are not written in order in the script")
     return runs
+
+
+def _with_escaped_quotes(data: bytes, span: Span) -> Span:
+    """A word of a double-quoted command string keeps its task-level quotes (``--x=\\"$V\\"``)."""
+    start, end = span.start, span.end
+    while data[end : end + 2] == b'\\"':
+        end += 2
+    while start >= 2 and data[start - 2 : start] == b'\\"':
+        start -= 2
+    return Span(start, end)
 
 
 def _run_deletion(script, run: Span) -> Span:
@@ -584,9 +605,27 @@ def _verify_step(script, after, launch: Launch, old: Step, new: Step, gpus: int,
     migrated = [l for l in launches_of(after, new) if l.command is command]
     if not migrated or migrated[0].kind != SRUN_NATIVE:
         raise Refused(unsafe)
+    if _any_elastic(after, new):
+        raise Refused("the launcher is written differently on different paths to the step (if/else, loops)")
     layout = task_layout(after, new)
     if layout.per_node != gpus:
         raise Refused("the migrated step would not run one task per GPU")
+
+
+def _any_elastic(after, step: Step) -> bool:
+    """Some path to the migrated step still starts torchrun (every alternative of its string)."""
+    from .model.launch import recognise
+    from .model.steps import parse_task_string
+
+    if any(v.elastic for l in launches_of(after, step) for v in l.variants or [l]):
+        return True
+    word = step.string_word
+    for alternative in (word.alternatives or []) if word is not None else []:
+        for command in parse_task_string(after.values, alternative, None):
+            found = recognise(step, command)
+            if found is not None and found.elastic:
+                return True
+    return False
 
 
 def _expected_argv(launch: Launch) -> List[str]:

@@ -191,3 +191,51 @@ def test_megatron_lm_is_never_migrated():
         assert fix_text(text, None, unsafe=True) == text, path
     mlm = _text(ROOT / "examples" / "mlm-pretrain-torchrun.sbatch")
     assert "torch.distributed.run" in mlm and not lint_text(mlm, ["SBL102"])
+
+
+HEAD = (
+    "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+    "cd /lustre/proj/Megatron-Bridge\nrm -rf nemo_experiments\n"
+)
+SHAPES = {
+    "escaped quotes in a string": (
+        'HOST=$(hostname)\nTRAIN_CMD="torchrun --nproc_per_node=8 --rdzv_endpoint=\\"$HOST:29500\\" --rdzv_backend=c10d '
+        '--nnodes=2 scripts/training/run_recipe.py"\nsrun --kill-on-bad-exit=1 bash -c "$TRAIN_CMD"\n',
+        'HOST=$(hostname)\nTRAIN_CMD="python scripts/training/run_recipe.py"\nsrun --kill-on-bad-exit=1 bash -c "$TRAIN_CMD"\n',
+    ),
+    "option values as separate words": (
+        'MASTER_ADDR=$(hostname)\nsrun --kill-on-bad-exit=1 bash -c "torchrun --nproc_per_node 8 --nnodes 2 '
+        '--node_rank \\$SLURM_NODEID --master_addr $MASTER_ADDR --master_port 29500 scripts/training/run_recipe.py --recipe x"\n',
+        'srun --kill-on-bad-exit=1 bash -c "python scripts/training/run_recipe.py --recipe x"\n',
+    ),
+    "a step in a function": (
+        'launch() {\n  srun --kill-on-bad-exit=1 bash -c "torchrun --nproc_per_node=8 --nnodes=2 --node_rank=\\$SLURM_NODEID '
+        'scripts/training/run_recipe.py --recipe $1"\n}\nlaunch a\nlaunch b\n',
+        'launch() {\n  srun --kill-on-bad-exit=1 bash -c "python scripts/training/run_recipe.py --recipe $1"\n}\nlaunch a\nlaunch b\n',
+    ),
+    "after other commands of the task, into a pipe": (
+        "srun --kill-on-bad-exit=1 bash -lc 'source env.sh && torchrun --nproc_per_node=8 --nnodes=2 "
+        "--node_rank=$SLURM_NODEID scripts/training/run_recipe.py 2>&1 | tee log.txt'\n",
+        "srun --kill-on-bad-exit=1 bash -lc 'source env.sh && python scripts/training/run_recipe.py 2>&1 | tee log.txt'\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_more_shapes(shape):
+    before, after = SHAPES[shape]
+    fixed = fix_text(HEAD + before, ["SBL102"], unsafe=True)
+    assert fixed == HEAD.replace("--ntasks-per-node=1", "--ntasks-per-node=8") + after
+    assert not _findings(fixed)
+
+
+def test_launcher_that_differs_between_branches_is_refused():
+    """Editing one branch would leave the other running torchrun with one task per GPU."""
+    original = HEAD + (
+        'if [ -n "$FAST" ]; then\n  CMD="torchrun --nproc_per_node=8 --nnodes=2 --node_rank=\\$SLURM_NODEID"\nelse\n'
+        '  CMD="torchrun --nproc_per_node=8 --nnodes=2 --node_rank=\\$SLURM_NODEID --master_port=29400"\nfi\n'
+        'srun --kill-on-bad-exit=1 bash -c "$CMD scripts/training/run_recipe.py"\n'
+    )
+    (finding,) = lint_text(original, ["SBL102"])
+    assert finding.fix is None and "written differently on different paths" in finding.help
+    assert fix_text(original, None, unsafe=True).count("torchrun") == 2
