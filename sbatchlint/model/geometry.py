@@ -34,22 +34,25 @@ same                                    ``-n2`` / ``-n3`` / ``-n4``        1(x2)
 same                                    ``-n8 --ntasks-per-node=2``        4(x2), "can't honor … Ignoring"
 same                                    ``-n1``, ``-N2 -n1``               1 task on 1 node ("can't run 1 processes on
                                                                            2 nodes, setting nnodes to 1")
-same                                    ``-N1``, ``-N1 --ntasks-per-node=1``  16 tasks asked on 1 node ("can't honor");
-                                                                           with 8 CPUs there: "More processors requested
+same                                    ``-N1``,                           16 tasks asked on 1 node ("can't honor");
+                                        ``-N1 --ntasks-per-node=1``        with 8 CPUs there: "More processors requested
                                                                            than permitted", the step does not start
+same                                    ``-N1 -n8``                        8 on 1 node
 ``--nodes=2 --ntasks-per-node=1``       ``--ntasks-per-node=2``            1(x2), ignored without a warning
 ``--nodes=2 --ntasks=4``                (nothing)                          2(x2)
 ``--ntasks-per-node=8``
-``--nodes=2 --ntasks=16``               (nothing)                          by free CPUs: 8(x2) on idle nodes, 15,1 with
-                                                                           one CPU of n1 busy, 6,10 with ten busy
+``--nodes=2 --ntasks=16``               (nothing)                          by free CPUs: 15,1 on idle nodes, 6,10 with
+                                                                           ten CPUs of n1 busy, 8(x2) while other jobs
+                                                                           held CPUs of both nodes
 same                                    ``--ntasks-per-node=1``            as the allocation (15,1), "can't honor"
 same                                    ``-N2 --ntasks-per-node=8``        kept (16 = 2 × 8), yet 12,4 in a 15,1 and
                                                                            7,9 in a 6,10 allocation: it cannot even out
                                                                            the CPUs the job got
 same                                    ``-n2`` / ``-n4``                  1(x2) / 2(x2) (in a 6,10 allocation)
 ``--nodes=2 --ntasks=15``               ``--ntasks-per-node=7``            kept (7 = 15 // 2): 11,4 in a 14,1 allocation
-``--ntasks=16``                         (nothing)                          one node (16 tasks) when one is free
-same                                    ``-N2 --ntasks-per-node=8``        "Only allocated 1 nodes asked for 2": fails
+``--ntasks=16``                         (nothing)                          by free CPUs too: 15,1 on idle nodes, one
+                                                                           node (16) when only one was wholly free
+same, on one node                       ``-N2 --ntasks-per-node=8``        "Only allocated 1 nodes asked for 2": fails
 ``--nodes=2`` (no task count:           (nothing)                          1(x2)
 SLURM_NTASKS unset, 1 CPU per node)     ``--ntasks-per-node=2``            kept; fails here: "More processors requested
                                                                            than permitted" (1 CPU per node)
@@ -64,7 +67,7 @@ SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK``                                  the e
 --gpus-per-node=4``                     --ntasks-per-node=1``
 same                                    ``--gpus-per-node=2`` /            2 / 1 GPU per task
                                         ``--gres=gpu:1``
-``--nodes=2 --ntasks=8                  (nothing)                          6,2 with 10 CPUs of n1 busy: a per-task GPU
+``--nodes=2 --ntasks=8                  (nothing)                          6,2 with CPUs of n1 busy: a per-task GPU
 --gpus-per-task=1``                                                        count does not even out the placement
 ======================================  =================================  ==========================================
 
