@@ -395,21 +395,45 @@ def _stdin_script(values: Values, step: Step) -> Optional[Word]:
 
 def parse_task_string(values: Values, string: Value, step: Optional[Step] = None) -> List[Command]:
     """Parse a string the task's shell runs; every character keeps its batch-script origin."""
-    text = string.text.encode("utf-8")
-    tree = shell.parse(text)
-    inner = Values(text, tree.root_node)
+    inner, parsed = _parsed_task_string(values, string)
     if step is not None:
         step.task_values = inner
-    commands = []
-    for node in shell.walk(tree.root_node):
-        if node.type != "command":
-            continue
-        local = _command(inner, node, in_string=True)
-        argv = [_remap_word(word, string) for word in local.argv]
-        env = [EnvAssignment(e.name, _remap(e.value, string), _outer_span(string, e.span) or step_span(step))
-               for e in local.env]
-        commands.append(Command(node, argv, env, True, step))
-    return commands
+    fallback = step_span(step)
+    return [
+        Command(node, list(argv), [EnvAssignment(name, value, span or fallback) for name, value, span in env], True, step)
+        for node, argv, env in parsed
+    ]
+
+
+_TaskParse = Tuple[Values, List[Tuple[Node, List[Word], List[Tuple[str, Value, Optional[Span]]]]]]
+
+
+def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
+    """The task string's own Values and its commands (node, argv and env mapped to batch-script
+    bytes), computed once per string: the step, its launch variants, its container's alternative
+    readings and the secrets scan all ask for the same strings. The words are shared by every
+    caller's commands, which only read them."""
+    by_string = values._task_strings
+    entry = by_string.get(id(string))
+    if entry is not None and entry[0] is string:
+        return entry[1]
+    text = string.text.encode("utf-8")
+    by_text = values._task_texts
+    local = by_text.get(text)
+    if local is None:
+        tree = shell.parse(text)
+        inner = Values(text, tree.root_node)
+        local = (inner, [_command(inner, node, in_string=True) for node in shell.walk(tree.root_node) if node.type == "command"])
+        by_text[text] = local
+    inner, commands = local
+    parsed = []
+    for command in commands:
+        argv = [_remap_word(word, string) for word in command.argv]
+        env = [(e.name, _remap(e.value, string), _outer_span(string, e.span)) for e in command.env]
+        parsed.append((command.node, argv, env))
+    result = (inner, parsed)
+    by_string[id(string)] = (string, result)  # the string is kept alive, so its id stays its own
+    return result
 
 
 def step_span(step: Optional[Step]) -> Span:

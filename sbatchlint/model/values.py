@@ -244,6 +244,10 @@ class Values:
         # so ``CMD="$CMD …"`` chains cost one evaluation per link and are never cut short.
         self._assignment_memo: Dict[Tuple[int, int, str, str], List[Value]] = {}
         self._evaluating: set = set()
+        # Task strings (``bash -c "$CMD"``) parsed against these values: by text, and by string
+        # value (see ``steps.parse_task_string``).
+        self._task_texts: Dict[bytes, tuple] = {}
+        self._task_strings: Dict[int, tuple] = {}
         self._collect(root)
 
     # -- collection -------------------------------------------------------------------------
