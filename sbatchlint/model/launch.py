@@ -899,11 +899,25 @@ def _string_variants(script: "Script", step: Step, index: int) -> List[Command]:
     if j >= len(argv) or not argv[j].alternatives:
         return []
     out: List[Command] = []
-    for alternative in argv[j].alternatives[-MAX_VARIANTS:]:
-        commands = parse_task_string(script.values, alternative, step)
+    alternatives = argv[j].alternatives[-MAX_VARIANTS:]
+    own = step.task_values
+    for alternative in alternatives:
+        if alternative is alternatives[-1] and _same_pieces(alternative, step.task_string):
+            # the primary alternative is the string the step's task commands were parsed from
+            commands = step.task_commands
+            step.task_values = own
+        else:
+            commands = parse_task_string(script.values, alternative, step)
         if len(commands) == len(step.task_commands):
             out.append(commands[index])
     return out
+
+
+def _same_pieces(value: Value, other: Optional[Value]) -> bool:
+    """The same piece objects (an unsplit word's value is its primary alternative's pieces)."""
+    if other is None or len(value.pieces) != len(other.pieces):
+        return False
+    return all(a is b for a, b in zip(value.pieces, other.pieces))
 
 
 # -- building -------------------------------------------------------------------------------------
