@@ -1,8 +1,9 @@
 """``#SBATCH`` directives, read the way sbatch reads them.
 
 sbatch scans the script line by line: a line starting with ``#SBATCH`` (in column 1) carries
-options; a blank line or a line whose first non-blank character is ``#`` is skipped; the first
-other line ends the scan. Directives after it are ignored ("late"). Within a directive, words are
+options, whatever follows the magic word (``#SBATCH--nodes=2`` sets the node count, and
+``#SBATCHED …`` is refused: "Invalid directive found in batch script: ED"); a blank line or a
+line whose first non-blank character is ``#`` is skipped; the first other line ends the scan. Directives after it are ignored ("late"). Within a directive, words are
 separated by blanks, quotes group, and an unquoted ``#`` starts a comment that runs to the end
 of the line; a backslash makes the next character literal (``\\#`` is a ``#``, also inside
 quotes), except a blank outside quotes, which still ends the word. Several options may share one
@@ -61,7 +62,7 @@ class Directive:
 class MalformedDirective:
     line: int
     span: Span  # the line
-    kind: str  # "indented", "spaced", "case", "glued"
+    kind: str  # "indented", "spaced", "case"
     text: str
     fixed_line: Optional[str] = None  # what the line would be as a directive
 
@@ -174,7 +175,10 @@ def parse_header(source: Source) -> Header:
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
             span = Span(span.start + 3, span.end)
-        if raw.startswith(MAGIC) and (len(raw) == len(MAGIC) or raw[len(MAGIC)] in b" \t\r"):
+        if raw.startswith(MAGIC) and (in_header or raw[len(MAGIC) : len(MAGIC) + 1] in (b"", b" ", b"\t", b"\r", b"-")):
+            # In the header sbatch reads whatever follows the magic word; below the first
+            # command only a line that still reads as a directive (`#SBATCH --x`, `#SBATCH-N2`)
+            # is one sbatch ignored, and `#SBATCHED …` there is just a comment.
             directives = _directives(source, number, span, "header" if in_header else "late")
             header.directives.extend(directives)
             header.lines[number] = directives
@@ -206,15 +210,11 @@ def _malformed(source: Source, number: int, span: Span, raw: bytes) -> Optional[
     rest = source.decode(raw[rest_start:])
     fixed = "#SBATCH" + (rest if rest[:1] in (" ", "\t") else " " + rest)
     between = raw[len(lead) + 1 : match.start("word")]
-    if word == b"SBATCH" and not between and after != b"-":
-        kind = "indented"
-    elif after == b"-":
-        kind = "glued"
+    if word == b"SBATCH" and not between:
+        kind = "indented"  # (in column 1 it would be a directive, glued or not)
     elif between:
         kind = "spaced"
     else:
-        kind = "case"
-    if word != b"SBATCH" and between == b"" and not lead and after != b"-":
         kind = "case"
     return MalformedDirective(number, span, kind, text, fixed)
 

@@ -15,7 +15,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from .. import options as option_table
 from .. import shell
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model.header import Directive, tokenize
+from ..model.header import MAGIC, Directive, tokenize
 from ..registry import register
 from ..source import Span
 from .base import Bad, Good, Rule, clean
@@ -193,6 +193,18 @@ class UnknownDirectiveOption(Rule):
             contains="Invalid directive found in batch script: 10",
             title="an optional value written as a separate word",
         ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCHED jobs are described below
+                srun hostname
+                """
+            ),
+            contains="Invalid directive found in batch script: ED",
+            title="a comment that begins with `#SBATCH`",
+        ),
         Good(
             clean(
                 """
@@ -207,7 +219,12 @@ class UnknownDirectiveOption(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         previous_flagged: Optional[Directive] = None
+        comment_line = None  # `#SBATCHED …`: one finding for the line, not one per word
         for directive in script.header.directives:
+            if directive.line == comment_line:
+                continue
+            if directive.dashes == "" and directive.span.start == directive.line_span.start + len(MAGIC):
+                comment_line = directive.line
             found = self._check(script, directive, previous_flagged)
             flagged = False
             for diagnostic in found:
@@ -288,7 +305,12 @@ class UnknownDirectiveOption(Rule):
             f"`{word}` is not an option: sbatch stops with \"Invalid directive found in batch script: {word}\""
         )
         help_ = None
-        if before is not None and before.spec is not None and before.value is None and before.dashes:
+        if directive.span.start == directive.line_span.start + len(MAGIC):
+            help_ = (
+                "sbatch reads every line that begins with `#SBATCH` as directives, even with no blank"
+                " after it; to keep this line a comment, start it with `##`"
+            )
+        elif before is not None and before.spec is not None and before.value is None and before.dashes:
             if before.spec.arg == "optional":
                 help_ = f"an optional value must be attached: `--{before.spec.long}={word}`"
             elif before.spec.arg == "none":

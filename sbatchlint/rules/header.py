@@ -240,14 +240,16 @@ class MalformedDirective(Rule):
     code = "SBL004"
     name = "malformed-directive"
     severity = Severity.WARNING
-    summary = "`#SBATCH` indented, spaced (`# SBATCH`), glued (`#SBATCH-…`) or lower-case: sbatch ignores it."
+    summary = "`#SBATCH` indented, spaced (`# SBATCH`) or lower-case: sbatch ignores it."
     what = """
         Finds comment lines that look like directives but that sbatch does not read as such:
-        `#SBATCH` with whitespace before it, `# SBATCH` with a space after the `#`, `#SBATCH-N 2`
-        without a space, and `#sbatch` in another case.
+        `#SBATCH` with whitespace before it, `# SBATCH` with a space after the `#`, and `#sbatch`
+        in another case. A line that starts with `#SBATCH` in column 1 is a directive even with
+        no blank after it: sbatch applies `#SBATCH--nodes=2`, and refuses `#SBATCHED …`
+        ("Invalid directive found in batch script: ED", reported by SBL005).
     """
     why = """
-        sbatch only reads lines that begin with exactly `#SBATCH` followed by a blank. Anything
+        sbatch only reads lines that begin with exactly `#SBATCH` in the first column. Anything
         else is an ordinary comment, so the option is silently not applied.
     """
     fix_safety = """
@@ -270,19 +272,13 @@ class MalformedDirective(Rule):
             fixed="#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n",
             unsafe=True,
         ),
-        Bad(
-            "#!/bin/bash\n#SBATCH--nodes=2\nsrun hostname\n",
-            fixed="#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n",
-            unsafe=True,
-        ),
-        Good("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCHED jobs are described below\nsrun hostname\n"),
+        Good("#!/bin/bash\n#SBATCH--nodes=2\nsrun hostname\n"),
         Good("#!/bin/bash\n##SBATCH --nodes=4  (disabled on purpose)\nsrun hostname\n"),
     )
     DESCRIPTIONS = {
         "indented": "`#SBATCH` is indented: sbatch only reads directives that start in column 1",
         "spaced": "`# SBATCH` has a space after the `#`: sbatch reads it as a comment",
         "case": "directives must be written `#SBATCH` in upper case: sbatch reads this as a comment",
-        "glued": "`#SBATCH` must be followed by a blank: sbatch reads this as a comment",
     }
 
     def check(self, script) -> Iterator[Diagnostic]:

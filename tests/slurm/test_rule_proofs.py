@@ -233,6 +233,34 @@ def test_sbl012_hash_truncates_the_value_and_drops_the_rest(slurm):
     assert (after["JobName"], after["Comment"], after["TimeLimit"]) == ("exp#42", "sweep#7", "00:03:00")
 
 
+def test_magic_word_without_a_blank(slurm):
+    """sbatch reads every line that begins with #SBATCH: a glued option is applied (no SBL004),
+    a glued word is refused (SBL005); `##` keeps a comment a comment."""
+    glued = slurm.script(script("""
+        #!/bin/bash
+        #SBATCH--job-name=glued
+        #SBATCH-t3
+        srun hostname
+        """), "glued.sbatch")
+    assert codes(glued) == []
+    assert slurm.test_only(glued).accepted
+    fields = held(slurm, glued)
+    assert (fields["JobName"], fields["TimeLimit"]) == ("glued", "00:03:00")
+
+    comment = slurm.script(script("""
+        #!/bin/bash
+        #SBATCH --nodes=1
+        #SBATCHED jobs write their logs to the submission directory
+        srun hostname
+        """), "comment.sbatch")
+    (finding,) = findings(comment)
+    assert finding["code"] == "SBL005" and "Invalid directive found in batch script: ED" in finding["message"]
+    refused = slurm.test_only(comment)
+    assert not refused.accepted and "Invalid directive found in batch script: ED" in refused.stderr
+    commented = slurm.script(comment.read_text().replace("#SBATCHED", "##SBATCHED"), "commented.sbatch")
+    assert codes(commented) == [] and slurm.test_only(commented).accepted
+
+
 _SIZE_REFUSALS = ("More processors requested than permitted", "Node count specification invalid",
                   "Requested node configuration is not available")
 
