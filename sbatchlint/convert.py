@@ -320,6 +320,9 @@ def _resolve(request: Request, parsed: Parsed, notes: List[str]) -> Dict[str, st
         raise ConvertError(problem)
     values["time"] = time
     values["partition"] = request.partition or DEFAULT_PARTITION
+    for key in ("account", "partition", "container_image", "shared_fs", "workdir", "log_dir"):
+        if re.search(r"\s", values.get(key) or ""):
+            raise ConvertError(f"--{key.replace('_', '-')} {values[key]!r}: no spaces, please")
     values["job_name"] = _job_name(request.job_name, parsed)
     return values
 

@@ -235,6 +235,11 @@ def test_a_secret_in_the_command_is_refused_without_printing_it():
     assert "export HF_TOKEN before sbatch" in result.stderr
 
 
+def test_values_with_spaces_are_refused():
+    result = _run([BRIDGE, "--nodes", "2", *SITE, "--partition", "gpu long"])
+    assert result.exit_code == 2 and "--partition 'gpu long'" in result.stderr
+
+
 def test_invalid_time_is_refused():
     result = _run([BRIDGE, "--nodes", "2", "--time", "2h", *SITE])
     assert result.exit_code == 2 and 'invalid --time "2h"' in result.stderr
