@@ -668,7 +668,60 @@ def _elastic_name(body: str) -> Optional[str]:
     return matches[0] if len(matches) == 1 else None
 
 
+# An option word's reading: canonical name, the option as written (without a value), whether it
+# takes a value, and where an attached value starts (``--nnodes=2``, ``-r3``; None: not attached).
+Reading = Tuple[str, str, bool, Optional[int]]
+
+
+def _elastic_reading(text: str, following: Optional[Word]) -> Reading:
+    """torchrun / torch.distributed.launch, from their option table."""
+    if text.startswith("--"):
+        body, eq, _ = text[2:].partition("=")
+        name = _elastic_name(body)
+        if name is None:
+            # an option this table does not know: keep it, guess its arity from the next word
+            name = normalise(body)
+            takes = bool(eq) or (following is not None and not following.text.startswith("-") and not following.text.endswith(".py"))
+        else:
+            takes = TORCHRUN_OPTIONS[name]
+        return name, "--" + body, takes, len(body.encode("utf-8")) + 3 if eq else None
+    letter = text[1:2]
+    name = TORCHRUN_SHORT.get(letter, letter)
+    attached = (3 if text[2:3] == "=" else 2) if len(text) > 2 else None
+    return name, "-" + letter, TORCHRUN_OPTIONS.get(name, False), attached
+
+
+def _generic_reading(flags: frozenset, short: Dict[str, str]):
+    """accelerate launch / deepspeed: flags from a small table, any other option takes the next
+    word unless it looks like an option or the script."""
+
+    def reading(text: str, following: Optional[Word]) -> Reading:
+        if text.startswith("--"):
+            body, eq, _ = text[2:].partition("=")
+            if eq:
+                return normalise(body), "--" + body, True, len(body.encode("utf-8")) + 3
+            name, written = normalise(body), "--" + body
+        else:
+            name, written = short.get(text[1:2], text[1:2]), text[:2]
+        takes = name not in flags and following is not None and not (
+            following.known and (following.text.startswith("-") or following.text.endswith(".py"))
+        )
+        return name, written, takes, None
+
+    return reading
+
+
 def _elastic(step, command, kind, argv, i, launcher, start, workdir) -> Launch:
+    return _launcher(step, command, kind, argv, i, launcher, start, workdir, _elastic_reading)
+
+
+def _generic(step, command, kind, argv, i, launcher, start, workdir, flags, short) -> Launch:
+    return _launcher(step, command, kind, argv, i, launcher, start, workdir, _generic_reading(flags, short))
+
+
+def _launcher(step, command, kind, argv, i, launcher, start, workdir, read) -> Launch:
+    """The launcher's options up to the entry point (each read by ``read``), the entry point, and
+    the entry point's arguments."""
     options: List[LaunchOption] = []
     incomplete = False
     while i < len(argv):
@@ -684,79 +737,13 @@ def _elastic(step, command, kind, argv, i, launcher, start, workdir) -> Launch:
             break
         if not text.startswith("-") or text == "-":
             break
-        if text.startswith("--"):
-            body, eq, _ = text[2:].partition("=")
-            name = _elastic_name(body)
-            if name is None:
-                # an option this table does not know: keep it, guess its arity from the next word
-                name = normalise(body)
-                takes = bool(eq) or (i + 1 < len(argv) and not argv[i + 1].text.startswith("-") and not argv[i + 1].text.endswith(".py"))
-            else:
-                takes = TORCHRUN_OPTIONS[name]
-            written = "--" + body
-        else:
-            letter = text[1:2]
-            name = TORCHRUN_SHORT.get(letter, letter)
-            takes = TORCHRUN_OPTIONS.get(name, False)
-            eq = "=" if len(text) > 2 else ""
-            written = "-" + letter
-            if eq and takes:
-                value = word.value.slice(2 + (1 if text[2:3] == "=" else 0), len(text.encode("utf-8")))
-                options.append(LaunchOption(name, written, [word], value))
-                i += 1
-                continue
-        if takes and eq:
-            options.append(LaunchOption(name, written, [word], _tail(word, written + "=")))
-            i += 1
-        elif takes and i + 1 < len(argv):
-            options.append(LaunchOption(name, written, [word, argv[i + 1]], argv[i + 1].value))
-            i += 2
-        else:
-            options.append(LaunchOption(name, written, [word], None))
-            i += 1
-    entry = None
-    if i < len(argv):
-        flags = {o.name for o in options}
-        kind_of_entry = "module" if "module" in flags else "program" if "no_python" in flags else "script"
-        entry = EntryPoint(kind_of_entry, [argv[i]])
-        i += 1
-    return _finish(step, command, kind, launcher, options, entry, argv[i:], start, workdir, incomplete)
-
-
-def _generic(step, command, kind, argv, i, launcher, start, workdir, flags, short) -> Launch:
-    """accelerate launch / deepspeed: options until the script; flags from a small table."""
-    options: List[LaunchOption] = []
-    incomplete = False
-    while i < len(argv):
-        word = argv[i]
-        if not word.known and not is_option_word(word):
-            incomplete = True
-            i += 1
-            continue
-        text = word.text
-        if text == "--":
-            i += 1
-            break
-        if not text.startswith("-") or text == "-":
-            break
-        if text.startswith("--"):
-            body, eq, _ = text[2:].partition("=")
-            name = normalise(body)
-            written = "--" + body
-        else:
-            name = short.get(text[1:2], text[1:2])
-            eq = ""
-            written = text[:2]
-        if eq:
-            options.append(LaunchOption(name, written, [word], _tail(word, written + "=")))
-            i += 1
-            continue
         following = argv[i + 1] if i + 1 < len(argv) else None
-        takes = name not in flags and following is not None and not (
-            following.known and (following.text.startswith("-") or following.text.endswith(".py"))
-        )
-        if takes:
-            options.append(LaunchOption(name, written, [word, following], following.value))  # type: ignore[union-attr]
+        name, written, takes, attached = read(text, following)
+        if takes and attached is not None:
+            options.append(LaunchOption(name, written, [word], word.value.slice(attached, len(text.encode("utf-8")))))
+            i += 1
+        elif takes and following is not None:
+            options.append(LaunchOption(name, written, [word, following], following.value))
             i += 2
         else:
             options.append(LaunchOption(name, written, [word], None))
