@@ -412,7 +412,9 @@ def _step_origin(opt: "StepOption") -> Origin:
     return Origin("step", option_table.canonical(opt.name), step_option=opt)
 
 
-def _header(script: "Script", name: str) -> Optional["Directive"]:
+def header_directive(script: "Script", name: str) -> Optional["Directive"]:
+    """The header directive that wins for an option, by canonical name (``--tasks-per-node`` is
+    ``ntasks-per-node``)."""
     found = None
     for directive in script.header.effective:
         if directive.name is not None and option_table.canonical(directive.name) == name:
@@ -420,7 +422,8 @@ def _header(script: "Script", name: str) -> Optional["Directive"]:
     return found
 
 
-def _step_option(step: "Step", name: str) -> Optional["StepOption"]:
+def step_option(step: "Step", name: str) -> Optional["StepOption"]:
+    """The step's last option of that canonical name (``--tasks-per-node`` is ``ntasks-per-node``)."""
     found = None
     for opt in step.options:
         if option_table.canonical(opt.name) == name:
@@ -435,7 +438,7 @@ def job_geometry(script: "Script") -> Geometry:
 
 def _header_count(script: "Script", name: str) -> Quantity:
     """``#SBATCH --<name>=N`` as a quantity (value None when not a count); UNKNOWN when absent."""
-    directive = _header(script, name)
+    directive = header_directive(script, name)
     if directive is None:
         return UNKNOWN
     return Quantity(parse_count(directive.value), _header_origin(directive))
@@ -443,13 +446,13 @@ def _header_count(script: "Script", name: str) -> Quantity:
 
 def _by_free_cpus(script: "Script") -> bool:
     """The allocation places the job's tasks by free CPUs: ``--ntasks`` without ``--ntasks-per-node``."""
-    return _header(script, "ntasks") is not None and _header(script, "ntasks-per-node") is None
+    return header_directive(script, "ntasks") is not None and header_directive(script, "ntasks-per-node") is None
 
 
 def _build_job(script: "Script") -> Geometry:
     total = _header_count(script, "ntasks")
     per_node = _header_count(script, "ntasks-per-node")
-    nodes_directive = _header(script, "nodes")
+    nodes_directive = header_directive(script, "nodes")
     if nodes_directive is not None:
         low, high = parse_nodes(nodes_directive.value)
         nodes = Quantity(low if low == high else None, _header_origin(nodes_directive), low, high)
@@ -466,7 +469,7 @@ def _build_job(script: "Script") -> Geometry:
     geometry.cpus_per_task = geometry.job_cpus_per_task = _header_count(script, "cpus-per-task")
     requests = {}
     for name in GPU_OPTIONS:
-        directive = _header(script, name)
+        directive = header_directive(script, name)
         if directive is not None and (name != "gres" or is_gres_gpu(directive.value)):
             requests[name] = (directive.value, _header_origin(directive))
     geometry.gpu_requests = [origin for _, origin in requests.values()]
@@ -581,7 +584,7 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
     job = job_geometry(script)
 
     def flag(name: str) -> Tuple[Optional["StepOption"], Optional[str]]:
-        opt = _step_option(step, name)
+        opt = step_option(step, name)
         if opt is None:
             return None, None
         return opt, step_option_text(opt, job)
@@ -616,7 +619,7 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
     # GPUs: step flags override the header's.
     requests: Dict[str, Tuple[Optional[str], Origin]] = {}
     for name in GPU_OPTIONS:
-        opt = _step_option(step, name)
+        opt = step_option(step, name)
         if opt is None:
             continue
         text = step_option_text(opt, job)
@@ -625,7 +628,7 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
             requests[name] = (text, _step_origin(opt))
     if not requests:
         for name in GPU_OPTIONS:
-            directive = _header(script, name)
+            directive = header_directive(script, name)
             if directive is not None and (name != "gres" or is_gres_gpu(directive.value)):
                 requests[name] = (directive.value, _header_origin(directive))
     geometry.gpu_requests = [origin for text, origin in requests.values() if not (origin.option == "gres" and text == "none")]
@@ -700,7 +703,7 @@ def task_layout(script: "Script", step: "Step") -> TaskLayout:
 def job_task_count_set(script: "Script") -> bool:
     """Whether the batch environment has ``SLURM_NTASKS`` (the header gives a task count), so a
     step without its own ``--ntasks`` runs that many tasks."""
-    return _header(script, "ntasks") is not None or _header(script, "ntasks-per-node") is not None
+    return header_directive(script, "ntasks") is not None or header_directive(script, "ntasks-per-node") is not None
 
 
 def gives_per_node(script: "Script", step: "Step", count: int) -> Optional[bool]:
@@ -708,7 +711,7 @@ def gives_per_node(script: "Script", step: "Step", count: int) -> Optional[bool]
     of its nodes (None when the step's total or node count is not known). A step whose total
     follows the per-node count (no ``--ntasks`` of its own, none from the job) always would; else
     srun keeps it only when total = nodes × count."""
-    if _step_option(step, "ntasks") is None and not job_task_count_set(script):
+    if step_option(step, "ntasks") is None and not job_task_count_set(script):
         return True
     geo = geometry(script, step)
     total, nodes = geo.ntasks.value, geo.nodes.value

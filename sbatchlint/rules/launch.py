@@ -4,7 +4,17 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model.geometry import Geometry, Origin, TaskLayout, geometry, gives_per_node, job_task_count_set, task_layout
+from ..model.geometry import (
+    Geometry,
+    Origin,
+    TaskLayout,
+    geometry,
+    gives_per_node,
+    header_directive,
+    job_task_count_set,
+    step_option,
+    task_layout,
+)
 from ..model.launch import (
     ELASTIC,
     SRUN_NATIVE,
@@ -117,10 +127,8 @@ TASK_COUNT_VARIABLES = frozenset(
 def _reads_task_counts(script) -> bool:
     """The script (or a task command) reads Slurm's task counts, e.g.
     ``--nproc_per_node=$SLURM_NTASKS_PER_NODE``: changing the count would change that too."""
-    from ..shell import walk
-
-    for node in walk(script.root):
-        if node.type == "variable_name" and script.values._text(node) in TASK_COUNT_VARIABLES:
+    for node in script.nodes_of_type("variable_name"):
+        if script.values._text(node) in TASK_COUNT_VARIABLES:
             return True
     for launch in launches(script):
         for word in launch.command.argv:
@@ -327,13 +335,13 @@ class TorchrunMultipleTasksPerNode(Rule):
         geo = geometry(script, step)
         description = "run one task per node in the torchrun step"
         own_ntasks = step.option("ntasks")
-        own_per_node = step.option("ntasks-per-node")
+        own_per_node = step_option(step, "ntasks-per-node")
         offset, quote = _step_insertion(step)
         if own_ntasks is None and own_per_node is None:
             # the count is inherited from the header
             origin = layout.origin
             header = script.header
-            directive = header.get("ntasks-per-node")
+            directive = header_directive(script, "ntasks-per-node")
             if (
                 origin is not None
                 and origin.where == "header"
@@ -911,7 +919,7 @@ class TasksGpusMismatch(Rule):
             if span is not None and origin.where == "step" and gives_per_node(script, launch.step, gpus):
                 fix = Fix.unsafe(f"run {gpus} tasks per node", Edit(span, str(gpus)))
             elif span is not None and origin.where == "header" and script.header.get("ntasks") is None and not any(
-                other is not launch.step and other.option("ntasks") is None and other.option("ntasks-per-node") is None
+                other is not launch.step and other.option("ntasks") is None and step_option(other, "ntasks-per-node") is None
                 for other in script.steps
             ):
                 fix = Fix.unsafe(f"run {gpus} tasks per node", Edit(span, str(gpus)))
