@@ -180,7 +180,9 @@ class TorchrunMultipleTasksPerNode(Rule):
         `--ntasks`, or from the header the step inherits. A step's `--ntasks-per-node` without
         its own `--ntasks` does not count: srun keeps the job's task count (`SLURM_NTASKS`) and
         ignores it ("can't honor --ntasks-per-node"), so `srun --ntasks-per-node=1 torchrun …`
-        inside a job with `#SBATCH --ntasks-per-node=8` still starts 8 launchers per node.
+        inside a job with `#SBATCH --ntasks-per-node=8` still starts 8 launchers per node. srun
+        also drops a `--ntasks-per-node` that does not match the step's own `--ntasks` over its
+        nodes (`-n8 --ntasks-per-node=2` on 2 nodes runs 4 tasks per node).
     """
     why = """
         torchrun is itself a launcher: each copy starts `--nproc_per_node` workers. With 8 tasks
@@ -781,7 +783,9 @@ class TasksGpusMismatch(Rule):
         Unsafe: the process count is set to the GPU count where it is written (torchrun's
         `--nproc_per_node`, or the step's / the header's `--ntasks-per-node` when no other step
         relies on it). That changes the world size, so batch sizes and parallelism that were
-        tuned for the old count change meaning.
+        tuned for the old count change meaning. A step's own `--ntasks-per-node` is only changed
+        when srun would keep the new count (the step's task count follows it, or equals nodes ×
+        GPUs per node); otherwise there is no fix.
     """
     examples = (
         Bad(
