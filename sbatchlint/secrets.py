@@ -656,11 +656,7 @@ def _scan_assignments(collector: _Collector, script: "Script", values) -> None:
 
 def _scan_fallbacks(collector: _Collector, script: "Script") -> None:
     """``${HF_TOKEN:-hf_…}`` anywhere: a hardcoded fallback for a secret variable."""
-    from . import shell
-
-    for node in shell.walk(script.root):
-        if node.type != "expansion":
-            continue
+    for node in script.nodes_of_type("expansion"):
         names = [c for c in node.children if c.type == "variable_name"]
         operators = [c for c in node.children if c.type in (":-", "-", ":=", "=")]
         if not names or not operators:
@@ -705,8 +701,6 @@ def scan(script: "Script") -> List[Secret]:
 
 
 def _scan(script: "Script") -> List[Secret]:
-    from . import shell
-
     collector = _Collector(script)
     data = script.data
     _scan_assignments(collector, script, script.values)
@@ -738,7 +732,7 @@ def _scan(script: "Script") -> List[Secret]:
     # Text: comments (not live), heredoc bodies and unparsed regions (live, no fix).
     directive_lines = {d.line for d in script.header.directives}
     text_regions: List[Tuple[Span, bool, str]] = []
-    for node in shell.walk(script.root):
+    for node in script.nodes_of_type("comment", "heredoc_body"):
         if node.type == "comment":
             line = script.source.line_of(node.start_byte)
             if line in directive_lines:

@@ -7,7 +7,7 @@ Known traps of the grammar are guarded here so rules never see them:
 """
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tree_sitter import Language, Node, Parser, Tree
 import tree_sitter_bash
@@ -59,10 +59,65 @@ def walk(node: Node) -> Iterator[Node]:
         visited_children = True
 
 
-def error_regions(tree: Tree, data: bytes) -> List[Span]:
+class NodeIndex:
+    """Every node of a tree, walked once and grouped by type, each group in ``walk`` order.
+
+    Several parts of the model and several rules look for a few node types over the whole tree;
+    one walk serves them all (``Script.nodes_of_type``).
+    """
+
+    def __init__(self, root: Node) -> None:
+        nodes: Dict[str, List[Node]] = {}
+        positions: Dict[str, List[int]] = {}
+        cursor = root.walk()
+        index = 0
+        while True:
+            node = cursor.node
+            kind = node.type
+            group = nodes.get(kind)
+            if group is None:
+                nodes[kind] = [node]
+                positions[kind] = [index]
+            else:
+                group.append(node)
+                positions[kind].append(index)
+            index += 1
+            if cursor.goto_first_child():
+                continue
+            while not cursor.goto_next_sibling():
+                if not cursor.goto_parent():  # a cursor never leaves the node it started at
+                    self._nodes = nodes
+                    self._positions = positions
+                    self._merged: Dict[Tuple[str, ...], List[Node]] = {}
+                    return
+
+    def of_type(self, *kinds: str) -> Sequence[Node]:
+        """The nodes of these types, in walk (source) order. Shared: do not modify."""
+        if len(kinds) == 1:
+            return self._nodes.get(kinds[0], ())
+        merged = self._merged.get(kinds)
+        if merged is None:
+            pairs: List[Tuple[int, Node]] = []
+            for kind in dict.fromkeys(kinds):
+                pairs.extend(zip(self._positions.get(kind, ()), self._nodes.get(kind, ())))
+            pairs.sort(key=_first)
+            merged = self._merged[kinds] = [node for _position, node in pairs]
+        return merged
+
+
+def _first(pair: Tuple[int, Node]) -> int:
+    return pair[0]
+
+
+def error_regions(tree: Tree, data: bytes, index: Optional[NodeIndex] = None) -> List[Span]:
     """Spans the parser could not read: ERROR nodes, MISSING tokens, reserved words as commands."""
     regions: List[Span] = []
-    for node in walk(tree.root_node):
+    nodes: Sequence[Node]
+    if index is not None and not tree.root_node.has_error:
+        nodes = index.of_type("command_name")  # no ERROR node and no MISSING token anywhere
+    else:
+        nodes = walk(tree.root_node)  # type: ignore[assignment]
+    for node in nodes:
         if node.type == "ERROR" or node.is_missing:
             regions.append(_region(node, data))
         elif node.type == "command_name":

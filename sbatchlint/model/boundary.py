@@ -254,12 +254,11 @@ class _Flows:
     def __init__(self, script: "Script") -> None:
         self.script = script
         self.uses: Dict[str, List[Node]] = {}
-        for node in shell.walk(script.root):
-            if node.type in ("simple_expansion", "expansion"):
-                for child in node.named_children:
-                    if child.type == "variable_name":
-                        self.uses.setdefault(shell.text(child, script.data), []).append(node)
-                        break
+        for node in script.nodes_of_type("simple_expansion", "expansion"):
+            for child in node.named_children:
+                if child.type == "variable_name":
+                    self.uses.setdefault(shell.text(child, script.data), []).append(node)
+                    break
         self.string_nodes = [
             step.string_word.node
             for step in script.steps

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from tree_sitter import Node
 
 from .. import shell
 from ..source import Source, Span
@@ -25,9 +27,17 @@ class Script:
         return self.source.path
 
     @cached_property
+    def node_index(self) -> shell.NodeIndex:
+        return shell.NodeIndex(self.root)
+
+    def nodes_of_type(self, *kinds: str) -> Sequence[Node]:
+        """Every node of these types in the tree, in source order (one shared walk; do not modify)."""
+        return self.node_index.of_type(*kinds)
+
+    @cached_property
     def errors(self) -> List[Span]:
         """Regions the parser could not read."""
-        return shell.error_regions(self.tree, self.data)
+        return shell.error_regions(self.tree, self.data, self.node_index)
 
     @cached_property
     def header(self) -> Header:
@@ -35,12 +45,12 @@ class Script:
 
     @cached_property
     def values(self) -> Values:
-        return Values(self.data, self.root)
+        return Values(self.data, self.root, self.nodes_of_type(*Values.COLLECTED))
 
     @cached_property
     def commands(self) -> List[Command]:
         """Every command the batch shell runs, in source order, argv evaluated."""
-        return build_commands(self.values, self.root, self.data)
+        return build_commands(self.values, self.root, self.data, self.nodes_of_type("command"))
 
     @cached_property
     def steps(self) -> List[Step]:

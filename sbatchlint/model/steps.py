@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from tree_sitter import Node
 
@@ -169,12 +169,12 @@ class Step:
         return last.span.end, last.quote
 
 
-def build_commands(values: Values, root: Node, data: bytes) -> List[Command]:
-    commands = []
-    for node in shell.walk(root):
-        if node.type == "command":
-            commands.append(_command(values, node))
-    return commands
+def build_commands(values: Values, root: Node, data: bytes, nodes: Optional[Iterable[Node]] = None) -> List[Command]:
+    """A Command for every ``command`` node (``nodes``: those of the tree, in walk order, when
+    the caller has them already)."""
+    if nodes is None:
+        nodes = [node for node in shell.walk(root) if node.type == "command"]
+    return [_command(values, node) for node in nodes]
 
 
 def _command(values: Values, node: Node, in_string: bool = False) -> Command:

@@ -234,7 +234,10 @@ class Export:
 class Values:
     """Every assignment in one shell tree, and evaluation of words against them."""
 
-    def __init__(self, data: bytes, root: Node) -> None:
+    # The node types ``_collect`` reads (a caller with an index of the tree passes just these).
+    COLLECTED = ("variable_assignment", "declaration_command", "for_statement", "command", "unset_command")
+
+    def __init__(self, data: bytes, root: Node, nodes: Optional[Iterable[Node]] = None) -> None:
         self.data = data
         self.root = root
         self.assignments: Dict[str, List[Assignment]] = {}
@@ -248,13 +251,17 @@ class Values:
         # value (see ``steps.parse_task_string``).
         self._task_texts: Dict[bytes, tuple] = {}
         self._task_strings: Dict[int, tuple] = {}
-        self._collect(root)
+        self._collect(root, nodes)
 
     # -- collection -------------------------------------------------------------------------
-    def _collect(self, root: Node) -> None:
-        from ..shell import walk
+    def _collect(self, root: Node, nodes: Optional[Iterable[Node]] = None) -> None:
+        """Every assignment, from ``nodes`` (the tree's nodes of the ``COLLECTED`` types, in walk
+        order) or from a walk of the tree."""
+        if nodes is None:
+            from ..shell import walk
 
-        for node in walk(root):
+            nodes = walk(root)
+        for node in nodes:
             kind = node.type
             if kind == "variable_assignment":
                 self._add_assignment(node)

@@ -1016,7 +1016,7 @@ class UnfilledPlaceholder(Rule):
         data = script.data
         if not _CANDIDATE.search(data):
             return  # nothing that could be a placeholder anywhere: skip walking the tree
-        for node in shell.walk(script.root):
+        for node in script.nodes_of_type("<", "word", "string_content", "raw_string"):
             kind = node.type
             if kind == "<":
                 # ``<NAME>`` unquoted: a redirection from NAME followed by one into the next word.

@@ -665,7 +665,7 @@ class XtraceWithSecrets(Rule):
             return current
 
         uses: List[Tuple[int, Span, str]] = []  # (offset, span to report, variable)
-        for node in shell.walk(script.root):
+        for node in script.nodes_of_type("simple_expansion", "expansion", "variable_assignment"):
             if node.type in ("simple_expansion", "expansion"):
                 if any(a.type in ("heredoc_body", "comment") for a in shell.ancestors(node)):
                     continue

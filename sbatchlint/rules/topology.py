@@ -11,7 +11,7 @@ from ..model.geometry import Geometry, Origin, geometry, gpu_total, job_geometry
 from ..model import launch as launch_model
 from ..model.steps import Step
 from ..registry import register
-from ..shell import ancestors, node_span, walk
+from ..shell import ancestors, node_span
 from ..source import Span
 from .base import Bad, Good, Rule, clean
 
@@ -174,11 +174,10 @@ def _conditional(node: Node) -> bool:
 
 
 def _expanded_in_batch(script, name: str) -> bool:
-    for node in walk(script.root):
-        if node.type in ("simple_expansion", "expansion"):
-            for child in node.named_children:
-                if child.type == "variable_name" and script.values._text(child) == name:
-                    return True
+    for node in script.nodes_of_type("simple_expansion", "expansion"):
+        for child in node.named_children:
+            if child.type == "variable_name" and script.values._text(child) == name:
+                return True
     return False
 
 
