@@ -31,6 +31,8 @@ REPORT = (
 CANT_HONOR = "can't honor --ntasks-per-node"
 TOO_MANY = "More processors requested than permitted"
 REQUESTED = re.compile(r"requested tasks (\d+) with the number of requested nodes (\d+)")
+# srun waits for the previous step's resources now and then: not a word about this step's layout
+RETRY = ("step creation temporarily disabled", "Step created for job")
 
 
 @dataclass
@@ -91,7 +93,7 @@ def parse(out: str) -> Tuple[Dict[str, str], Dict[str, Ran]]:
             current.hosts[fields["host"]] += 1
             current.per_node.add(fields["per_node"])
             current.gpus.add(fields["gpus"])
-        elif current is not None and "srun" in line:
+        elif current is not None and "srun" in line and not any(r in line for r in RETRY):
             current.srun.append(line)
     return job, ran
 
