@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .diagnostics import Edit
@@ -94,6 +95,7 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper()
 
 
+@lru_cache(maxsize=4096)  # asked for every argument, option and variable name, many times
 def secret_name_kind(name: str) -> Optional[str]:
     """"token", "key", "secret" or "password" for a secret-looking name, else None."""
     n = normalize_name(name)
@@ -271,6 +273,7 @@ class TaskString:
 _EXPANSION = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))$", re.S)
 
 
+@lru_cache(maxsize=4096)
 def expansion_name(text: str) -> Optional[str]:
     """The variable whose VALUE ``$X``/``${X…}`` yields (None for ``${#X}``, ``${X:+…}``, …)."""
     match = _EXPANSION.match(text)

@@ -665,7 +665,8 @@ class XtraceWithSecrets(Rule):
             return current
 
         uses: List[Tuple[int, Span, str]] = []  # (offset, span to report, variable)
-        for node in script.nodes_of_type("simple_expansion", "expansion", "variable_assignment"):
+        # Without a tracing event nothing is traced in the batch shell: no need to look for uses.
+        for node in script.nodes_of_type("simple_expansion", "expansion", "variable_assignment") if events else ():
             if node.type in ("simple_expansion", "expansion"):
                 if any(a.type in ("heredoc_body", "comment") for a in shell.ancestors(node)):
                     continue
@@ -680,7 +681,7 @@ class XtraceWithSecrets(Rule):
                 name = script.data[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
                 if is_secret_variable(script, name):
                     uses.append((node.start_byte, shell.node_span(node, script.data), name))
-        for command in script.commands:
+        for command in script.commands if events else ():
             for word in command.argv:
                 for _site, name, _ in batch_sites(script, word.value):
                     uses.append((command.node.start_byte, word.span, name))
