@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import Iterator, List, Optional, Set, Tuple
 
 from tree_sitter import Node
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model.geometry import Geometry, Origin, geometry, gpu_total, job_geometry
+from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
 from ..model.steps import Step
 from ..registry import register
@@ -115,10 +115,6 @@ def _delete_directive(script, origin: Origin) -> Optional[Edit]:
     if len(script.header.lines.get(directive.line, [])) == 1:
         return Edit.delete(script.source.line_span(directive.line, with_newline=True))
     return _delete_option(script, directive.span)
-
-
-def _option_words(step: Step, *names: str):
-    return [opt for opt in step.options if opt.name in names]
 
 
 # -- SBL105 -------------------------------------------------------------------------------------------
