@@ -213,7 +213,8 @@ class Geometry:
     cpus_per_task: Quantity = UNKNOWN  # what each task of the step gets
     job_cpus_per_task: Quantity = UNKNOWN  # the header's --cpus-per-task (not inherited)
     gpu_requests: List[Origin] = field(default_factory=list)  # every GPU request that applies
-    # step options srun overrides: a --ntasks-per-node that disagrees with the job's task count
+    # step options srun ignores: a --ntasks-per-node other than total // nodes (the total being the
+    # step's own --ntasks, or the job's SLURM_NTASKS)
     ignored: List["StepOption"] = field(default_factory=list)
     # the step has words among its options the model cannot read (``srun $ARGS …``): it may
     # set anything, so quantities it would inherit are unknown
