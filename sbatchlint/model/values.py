@@ -803,7 +803,16 @@ class Values:
     def command_words(self, nodes: Iterable[Node]) -> List["Word"]:
         """The argv a list of argument nodes produces (primary alternative, after splitting)."""
         words: List[Word] = []
+        data = self.data
         for node in nodes:
+            if node.type in _PLAIN_WORDS:
+                # Fast path for the most common argument, a plain word: one literal piece (what
+                # evaluate, _split_value and the loop below make of it, without the detours).
+                span = node_span(node, data)
+                if span.start < span.end and data.find(b"\\", span.start, span.end) < 0:
+                    piece = Piece(data[span.start : span.end].decode("utf-8", errors="replace"), span, "")
+                    words.append(Word(Value((piece,)), node, span, None))
+                    continue
             elements = self._array_splat(node)
             if elements is not None:
                 span = node_span(node, self.data)
@@ -848,6 +857,9 @@ class Values:
             )
             for element in elements
         ]
+
+
+_PLAIN_WORDS = frozenset({"word", "number"})
 
 
 @dataclass
