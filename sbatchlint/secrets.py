@@ -677,12 +677,9 @@ def _scan_fallbacks(collector: _Collector, script: "Script") -> None:
 
 def _scan_task_assignments(collector: _Collector, task: TaskString) -> None:
     """``bash -c "export HF_TOKEN=…; …"``: assignments made by the task's shell."""
-    from . import shell
-    from .model.steps import _remap
-    from .model.values import Values
+    from .model.steps import _remap, task_string_values
 
-    tree = shell.parse(task.text)
-    inner = Values(task.text, tree.root_node)
+    inner = task_string_values(collector.script.values, task.text)  # shared with the steps' parse
     for name, assignments in inner.assignments.items():
         if not is_secret_name(name):
             continue

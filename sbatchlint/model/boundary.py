@@ -29,7 +29,8 @@ from .. import shell
 from ..diagnostics import Edit
 from ..shell import ancestors, node_span
 from ..source import Span
-from .values import CONDITIONAL_TYPES, Assignment, Piece, Value, Word
+from .steps import task_tree
+from .values import CONDITIONAL_TYPES, Assignment, Piece, Value, Values, Word
 
 if TYPE_CHECKING:  # pragma: no cover
     from .script import Script
@@ -214,7 +215,7 @@ def _escapable(script: "Script", entry: EarlyExpansion, flows: "_Flows", context
     if entry.direct:
         return "command-line", "it is on the step's command line, where no shell runs in the task"
     for occurrence in entry.occurrences:
-        if not _task_expands_at(occurrence, entry.name, contexts):
+        if not _task_expands_at(occurrence, entry.name, contexts, script.values):
             return "task-quoting", "the task's shell would not expand it there (it is quoted or escaped in the command string)"
     assignment = _enclosing_assignment(script, entry.site)
     if assignment is None:
@@ -227,12 +228,12 @@ def _escapable(script: "Script", entry: EarlyExpansion, flows: "_Flows", context
     return "", ""
 
 
-def _task_expands_at(occurrence: Occurrence, name: str, contexts: Dict[str, Node]) -> bool:
+def _task_expands_at(occurrence: Occurrence, name: str, contexts: Dict[str, Node], values: Values) -> bool:
     """Whether the task's shell would expand ``${NAME}`` at this place of the string."""
     text = occurrence.value.text
     root = contexts.get(text)
     if root is None:
-        root = shell.parse(text.encode("utf-8")).root_node
+        root = task_tree(values, text.encode("utf-8")).root_node  # parsed once with the steps'
         contexts[text] = root
     start = occurrence.offset
     end = start + len(("${" + name + "}").encode("utf-8"))

@@ -14,7 +14,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from tree_sitter import Node
+from tree_sitter import Node, Tree
 
 from .. import options as option_table
 from .. import shell
@@ -418,14 +418,11 @@ def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
     if entry is not None and entry[0] is string:
         return entry[1]
     text = string.text.encode("utf-8")
-    by_text = values._task_texts
-    local = by_text.get(text)
-    if local is None:
-        tree = shell.parse(text)
-        inner = Values(text, tree.root_node)
-        local = (inner, [_command(inner, node, in_string=True) for node in shell.walk(tree.root_node) if node.type == "command"])
-        by_text[text] = local
-    inner, commands = local
+    local = _task_text(values, text)
+    inner = local[1]
+    if local[2] is None:
+        local[2] = [_command(inner, node, in_string=True) for node in shell.walk(local[0].root_node) if node.type == "command"]
+    commands = local[2]
     parsed = []
     for command in commands:
         argv = [_remap_word(word, string) for word in command.argv]
@@ -434,6 +431,31 @@ def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
     result = (inner, parsed)
     by_string[id(string)] = (string, result)  # the string is kept alive, so its id stays its own
     return result
+
+
+def _task_text(values: Values, text: bytes) -> list:
+    """[tree, Values, commands or None] of a task string's text, kept on the batch script's Values."""
+    by_text = values._task_texts
+    local = by_text.get(text)
+    if local is None:
+        tree = task_tree(values, text)
+        local = by_text[text] = [tree, Values(text, tree.root_node), None]
+    return local
+
+
+def task_tree(values: Values, text: bytes) -> Tree:
+    """The tree of a string the task's shell runs (parsed once per text and batch script; read only)."""
+    trees = values._task_trees
+    found = trees.get(text)
+    if found is None:
+        found = trees[text] = shell.parse(text)
+    return found
+
+
+def task_string_values(values: Values, text: bytes) -> Values:
+    """The assignments of a string the task's shell runs, as that shell sees them (computed once
+    per text and batch script; shared, read only)."""
+    return _task_text(values, text)[1]
 
 
 def step_span(step: Optional[Step]) -> Span:

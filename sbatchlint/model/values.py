@@ -249,7 +249,8 @@ class Values:
         self._evaluating: set = set()
         # Task strings (``bash -c "$CMD"``) parsed against these values: by text, and by string
         # value (see ``steps.parse_task_string``).
-        self._task_texts: Dict[bytes, tuple] = {}
+        self._task_trees: Dict[bytes, object] = {}
+        self._task_texts: Dict[bytes, list] = {}
         self._task_strings: Dict[int, tuple] = {}
         self._collect(root, nodes)
 
