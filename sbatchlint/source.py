@@ -66,10 +66,13 @@ class Source:
             self.newline = "mixed"
         else:
             self.newline = "\n"
-        self._line_starts = [0]
-        for i, byte in enumerate(data):
-            if byte == 10:
-                self._line_starts.append(i + 1)
+        starts = [0]
+        find = data.find
+        index = find(b"\n")
+        while index >= 0:  # one search per line, not a Python step per byte
+            starts.append(index + 1)
+            index = find(b"\n", index + 1)
+        self._line_starts = starts
 
     # -- construction -------------------------------------------------------------------
     @classmethod
