@@ -162,8 +162,12 @@ def breakdown(count: int, repeat: int) -> list:
             totals = defaultdict(float)
             for index, data in enumerate(scripts):
                 start = clock()
-                script = Script(Source(data, f"job{index}.sh"))
-                totals["model parse"] += clock() - start
+                source = Source(data, f"job{index}.sh")
+                middle = clock()
+                script = Script(source)
+                end = clock()
+                totals["model source"] += middle - start
+                totals["model parse"] += end - middle
                 for phase in MODEL_PHASES:
                     start = clock()
                     nested.append(0.0)
