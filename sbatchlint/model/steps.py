@@ -465,10 +465,7 @@ def step_span(step: Optional[Step]) -> Span:
 def _outer_span(string: Value, span: Optional[Span]) -> Optional[Span]:
     if span is None:
         return None
-    pieces = [p.span for p in string.slice(span.start, span.end).pieces if p.span is not None]
-    if not pieces:
-        return None
-    return Span(min(s.start for s in pieces), max(s.end for s in pieces))
+    return string.source_bounds(span.start, span.end)
 
 
 def _remap_word(word: Word, string: Value) -> Word:

@@ -114,9 +114,9 @@ class Piece:
         """A copy with other text, span and escape flag (``dataclasses.replace`` without its cost)."""
         return Piece(text, span, self.quote, self.known, self.name, escaped, self.via, self.split, self.task, self.loop)
 
-    @property
+    @cached_property
     def exact(self) -> bool:
-        """True when each byte of ``text`` maps to one byte of ``span``."""
+        """True when each byte of ``text`` maps to one byte of ``span`` (computed once: frozen)."""
         return (
             self.known
             and self.span is not None
@@ -191,6 +191,35 @@ class Value:
             else:
                 out.append(piece)
         return Value(tuple(out))
+
+    def source_bounds(self, start: int, end: int) -> Optional[Span]:
+        """The smallest source span covering the spans of ``slice(start, end)``'s pieces (None when
+        none has one), without building the slice."""
+        low: Optional[int] = None
+        high = 0
+        starts, ends, _raws = self._layout
+        pieces = self.pieces
+        for index in range(bisect.bisect_left(ends, start), len(pieces)):
+            p_start, p_end = starts[index], ends[index]
+            if p_start > end:
+                break
+            if p_end <= start or p_start >= end:
+                if not (p_start == p_end == start):
+                    continue
+            piece = pieces[index]
+            span = piece.span
+            if span is None:
+                continue
+            lo, hi = max(start, p_start), min(end, p_end)
+            if (lo == p_start and hi == p_end) or not piece.exact:
+                s, e = span.start, span.end
+            else:  # an exact piece cut like ``slice`` cuts it
+                s, e = span.start + lo - p_start, span.start + hi - p_start
+            if low is None or s < low:
+                low = s
+            if e > high:
+                high = e
+        return None if low is None else Span(low, high)
 
     def source_offset(self, index: int) -> Optional[int]:
         """The source byte offset where value byte ``index`` comes from (insertion point)."""
