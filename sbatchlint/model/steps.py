@@ -10,7 +10,6 @@ expanded early from an escaped ``\\$X`` the task expands itself.
 """
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -20,7 +19,7 @@ from .. import options as option_table
 from .. import shell
 from ..shell import ancestors, node_span
 from ..source import Span
-from .values import Piece, Value, Values, Word
+from .values import Piece, Value, Values, Word, cached_property
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 # Programs that run their arguments as a command: (name, options that take a value).
@@ -60,12 +59,13 @@ class Command:
             return Span(self.argv[0].span.start, max(w.span.end for w in self.argv))
         return Span(self.node.start_byte, self.node.end_byte)
 
-    @property
+    @cached_property
     def program(self) -> str:
-        """The basename of argv[0] ("" when unknown)."""
+        """The basename of argv[0] ("" when unknown). Asked by many rules of every command;
+        computed once (a command's argv is never changed after it is built)."""
         if not self.argv or not self.argv[0].known:
             return ""
-        return posixpath.basename(self.argv[0].text)
+        return _basename(self.argv[0].text)
 
     @property
     def args(self) -> List[Word]:
@@ -201,6 +201,11 @@ def _command(values: Values, node: Node, in_string: bool = False) -> Command:
     return Command(node, argv, env, in_string)
 
 
+def _basename(path: str) -> str:
+    """``posixpath.basename`` for a str, without its generic-path overhead (called per command)."""
+    return path[path.rfind("/") + 1 :]
+
+
 def unwrap(argv: List[Word]) -> int:
     """The index of the real program behind wrappers such as ``exec``, ``time``, ``env X=1``."""
     i = 0
@@ -208,7 +213,7 @@ def unwrap(argv: List[Word]) -> int:
         word = argv[i]
         if not word.known:
             return i
-        name = posixpath.basename(word.text)
+        name = _basename(word.text)
         if name not in WRAPPERS:
             return i
         takes_value = WRAPPERS[name]
@@ -238,7 +243,7 @@ def build_steps(values: Values, commands: List[Command]) -> List[Step]:
         if start >= len(command.argv):
             continue
         word = command.argv[start]
-        if not word.known or posixpath.basename(word.text) != "srun":
+        if not word.known or _basename(word.text) != "srun":
             continue
         steps.append(_step(values, command, start))
     return steps
@@ -338,7 +343,7 @@ def _option_with_unknown_value(word: Word, table) -> Optional[StepOption]:
 def _task_commands(values: Values, step: Step) -> List[Command]:
     argv = step.task_argv
     begin = unwrap(argv)
-    if begin < len(argv) and argv[begin].known and posixpath.basename(argv[begin].text) in SHELLS:
+    if begin < len(argv) and argv[begin].known and _basename(argv[begin].text) in SHELLS:
         # bash [-l] [-e] -c STRING / bash -lc STRING
         j = begin + 1
         reads_stdin = False
