@@ -54,7 +54,22 @@ def build(source: Source, options: Optional[Options] = None):
         return PythonModule(source, options.settings)
     from .model.script import Script
 
-    return Script(source, options.settings)
+    # The secrets scan (which every output runs first, to redact) builds the same model of the
+    # same bytes: reuse it when it was made with the same settings.
+    script = getattr(source, "_script", None)
+    if (
+        script is not None
+        and script.source is source
+        and script.data is source.data
+        and script.settings == dict(options.settings or {})
+    ):
+        return script
+    script = Script(source, options.settings)
+    try:
+        source._script = script  # type: ignore[attr-defined]
+    except AttributeError:  # pragma: no cover - a source type without attributes
+        pass
+    return script
 
 
 SUPPRESSION_RULES = ("SBL900", "SBL901")

@@ -885,7 +885,14 @@ def _find(source: Source) -> List[Secret]:
     try:
         from .model.script import Script
 
-        found = scan(Script(source))
+        script = getattr(source, "_script", None)  # the model ``linter.build`` made of this source
+        if script is None or script.source is not source or script.data is not source.data:
+            script = Script(source)
+            try:
+                source._script = script  # type: ignore[attr-defined]  # ``linter.build`` may reuse it
+            except AttributeError:  # pragma: no cover - a source type without attributes
+                pass
+        found = scan(script)
     except Exception:  # the model failed on a strange file: fall back to reading it as text
         return text_scan(source)
     extra = [s for s in text_scan(source) if not any(f.span.overlaps(s.span) for f in found)]

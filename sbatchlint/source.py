@@ -74,6 +74,13 @@ class Source:
             index = find(b"\n", index + 1)
         self._line_starts = starts
 
+    def __getstate__(self) -> dict:
+        # A source travels between processes (``-j``) without the model built of it (a parse
+        # tree does not pickle; ``linter.build`` keeps it on the source for the secrets scan).
+        state = dict(self.__dict__)
+        state.pop("_script", None)
+        return state
+
     # -- construction -------------------------------------------------------------------
     @classmethod
     def from_text(cls, text: str, path: str = "-") -> "Source":
