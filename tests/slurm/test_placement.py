@@ -30,16 +30,16 @@ def test_sbl110_tasks_packed_by_free_cpus(slurm):
     fixed = fixed_by_sbatchlint(broken, "per-node.sbatch")
     assert changed_lines(broken, fixed) == [("#SBATCH --ntasks=16", "#SBATCH --ntasks-per-node=8")]
 
-    # One after the other: the packing depends on the CPUs free when the job starts.
-    info, out = slurm.run(broken, timeout=60)
+    # One after the other: the packing depends on the CPUs free when the job starts. On idle
+    # nodes it is "15,1"; other jobs on the cluster (another test session) change the numbers,
+    # not the unevenness.
+    info, out = slurm.run(broken, timeout=120)
     assert info.ok, (info, out)
     per_node = Counter(t["host"] for t in parse_lines(out, "TASK"))
     assert sum(per_node.values()) == 16 and max(per_node.values()) > 8, out
-    # "15,1" on idle nodes; anything else another job left busy still packs the first node.
-    first, second = parse_lines(out, "JOB")[0]["tasks_per_node"].split(",")
-    assert int(first) > 8 > int(second), out
+    assert "," in parse_lines(out, "JOB")[0]["tasks_per_node"], out
 
-    info, out = slurm.run(fixed, timeout=60)
+    info, out = slurm.run(fixed, timeout=120)
     assert info.ok, (info, out)
     assert parse_lines(out, "JOB")[0]["tasks_per_node"] == "8(x2)"
     assert Counter(t["host"] for t in parse_lines(out, "TASK")) == {"n1": 8, "n2": 8}, out
