@@ -521,9 +521,10 @@ _ITEM = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)=(?P<value>[^,]*)")
 _EXPORT_OPTIONS = frozenset({"export", "container-env"})
 
 
-def _scan_command(collector: _Collector, command: "Command") -> None:
-    import posixpath
+_ITEM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
 
+
+def _scan_command(collector: _Collector, command: "Command") -> None:
     for env in command.env:
         if is_secret_name(env.name):
             text = env.value.text
@@ -534,16 +535,15 @@ def _scan_command(collector: _Collector, command: "Command") -> None:
         if not word.pieces:
             continue
         text = word.text
-        raw = text.encode("utf-8")
         if index == 0:
-            program = posixpath.basename(text) if word.known else ""
+            program = text[text.rfind("/") + 1 :] if word.known else ""  # basename
         if text.startswith("-") and len(text) > 1:
             option, eq, rest = text.partition("=")
             name = option.lstrip("-")
             if eq:
                 offset = len(option.encode("utf-8")) + 1
                 if is_secret_name(name):
-                    collector.named(word.value, offset, len(raw), name, "option", False)
+                    collector.named(word.value, offset, len(text.encode("utf-8")), name, "option", False)
                 elif name in _EXPORT_OPTIONS or (program in ("docker", "podman", "enroot") and name in ("env", "e")):
                     _scan_items(collector, word.value, rest, offset, "--" + name)
                 continue
@@ -552,14 +552,16 @@ def _scan_command(collector: _Collector, command: "Command") -> None:
                 if not following.text.startswith("-"):
                     collector.named(following.value, 0, len(following.text.encode("utf-8")), name, "option", False)
             continue
-        match = re.match(r"[A-Za-z_][A-Za-z0-9_.\-]*=", text)
-        if match and index > 0 and not any(ch.isspace() for ch in text):
+        if index == 0 or "=" not in text:
+            continue  # no NAME=VALUE item here
+        match = _ITEM_NAME.match(text)
+        if match and not any(ch.isspace() for ch in text):
             name = text[: match.end() - 1]
             if is_secret_name(name):
-                collector.named(word.value, match.end(), len(raw), name, "item", False)
+                collector.named(word.value, match.end(), len(text.encode("utf-8")), name, "item", False)
     # wandb login [--relogin] [--host URL] KEY
     begin = _unwrapped(argv)
-    if begin + 1 < len(argv) and argv[begin].known and posixpath.basename(argv[begin].text) == "wandb" and argv[begin + 1].text == "login":
+    if begin + 1 < len(argv) and argv[begin].known and argv[begin].text.rpartition("/")[2] == "wandb" and argv[begin + 1].text == "login":
         _scan_wandb_login(collector, argv, begin + 2)
 
 
