@@ -409,7 +409,9 @@ def test_sbl107_without_kill_on_bad_exit_the_job_waits_for_its_time_limit(slurm,
     f_out = session.output(f)
     assert f.state == "FAILED", (f, f_out)
     assert re.search(r"STEP \d+\.0 ON n1 CANCELLED AT", f_out), f_out
-    assert "simulated failure" in f_out and "task 1: Exited with exit code 1" in f_out
+    # srun's own line always arrives; the dead rank's traceback may be cut short (seen once: only
+    # its first line made it into the log before srun tore the step down).
+    assert "n2: task 1: Exited with exit code 1" in f_out
     assert elapsed(f) <= 30, (f.fields.get("StartTime"), f.fields.get("EndTime"))
     save_log("sbl107-kill-on-bad-exit", f, f_out, fixed)
 
