@@ -1,6 +1,7 @@
 """Lint and fix one source: build the model once, run the selected rules, apply fixes."""
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
@@ -78,6 +79,19 @@ SUPPRESSION_RULES = ("SBL900", "SBL901")
 def lint(source: Source, options: Optional[Options] = None, model=None) -> List[Diagnostic]:
     """The findings of the selected rules; ``model`` is ``build(source, options)`` when the caller
     already has it (it then asks the model more, e.g. which Python files a script launches)."""
+    if not gc.isenabled():
+        return _lint(source, options, model)
+    # A model is a great many small objects that all live until the file is done: the cyclic
+    # garbage collector would walk them over and over while they are built and find nothing to
+    # free. Hold it off for the file; the next automatic collection frees the model's cycles.
+    gc.disable()
+    try:
+        return _lint(source, options, model)
+    finally:
+        gc.enable()
+
+
+def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]:
     options = options or Options()
     if model is None:
         model = build(source, options)
