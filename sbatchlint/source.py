@@ -31,6 +31,13 @@ class Span:
         fields["start"] = start
         fields["end"] = end
 
+    def __eq__(self, other: object) -> bool:
+        # The generated __eq__ compares two new tuples; spans are compared very often
+        # (``site in piece.via``). Same result, same NotImplemented for other types.
+        if other.__class__ is self.__class__:
+            return self.start == other.start and self.end == other.end  # type: ignore[attr-defined]
+        return NotImplemented
+
     def contains(self, other: "Span") -> bool:
         return self.start <= other.start and other.end <= self.end
 
