@@ -7,7 +7,8 @@ Known traps of the grammar are guarded here so rules never see them:
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+import weakref
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tree_sitter import Language, Node, Parser, Tree
 import tree_sitter_bash
@@ -44,19 +45,28 @@ def node_span(node: Node, data: bytes) -> Span:
 
 def walk(node: Node) -> Iterator[Node]:
     """Every node below ``node`` (inclusive), in source order."""
+    last = _last_index()
+    if last is not None and last.root == node:
+        return iter(last.order)  # the whole tree of the script being linted: walked already
+    return _walk(node)
+
+
+def _walk(node: Node) -> Iterator[Node]:
     cursor = node.walk()
-    visited_children = False
     while True:
-        if not visited_children:
-            yield cursor.node
-            if cursor.goto_first_child():
-                continue
-        if cursor.goto_next_sibling():
-            visited_children = False
+        yield cursor.node
+        if cursor.goto_first_child():
             continue
-        if not cursor.goto_parent() or cursor.node == node:
-            return
-        visited_children = True
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():  # a cursor never leaves the node it started at
+                return
+
+
+def _no_index() -> "Optional[NodeIndex]":
+    return None
+
+
+_last_index: "Callable[[], Optional[NodeIndex]]" = _no_index  # a weak reference to the newest NodeIndex
 
 
 class NodeIndex:
@@ -67,12 +77,17 @@ class NodeIndex:
     """
 
     def __init__(self, root: Node) -> None:
+        global _last_index
+        self.root = root
+        self.order: List[Node] = []  # every node, in walk order
+        order = self.order.append
         nodes: Dict[str, List[Node]] = {}
         positions: Dict[str, List[int]] = {}
         cursor = root.walk()
         index = 0
         while True:
             node = cursor.node
+            order(node)
             kind = node.type
             group = nodes.get(kind)
             if group is None:
@@ -89,6 +104,9 @@ class NodeIndex:
                     self._nodes = nodes
                     self._positions = positions
                     self._merged: Dict[Tuple[str, ...], List[Node]] = {}
+                    # ``walk`` of this tree (other modules still walk it) reads ``order``; weakly,
+                    # so a finished script's tree is not kept alive
+                    _last_index = weakref.ref(self)
                     return
 
     def of_type(self, *kinds: str) -> Sequence[Node]:
