@@ -758,6 +758,8 @@ class Values:
 
     def _substitute(self, name: str, span: Span, node: Node, depth: int, quote: str) -> List[Value]:
         unknown = Value((Piece("", span, quote, known=False, name=name),))
+        if name not in self.assignments:
+            return [unknown]  # never assigned by the script (``$SLURM_JOB_ID``): lookup finds nothing
         found = self.lookup(name, span.start, node, depth + 1)
         if not found:
             return [unknown]
@@ -840,8 +842,12 @@ class Values:
                 # evaluate, _split_value and the loop below make of it, without the detours).
                 span = node_span(node, data)
                 if span.start < span.end and data.find(b"\\", span.start, span.end) < 0:
-                    piece = Piece(data[span.start : span.end].decode("utf-8", errors="replace"), span, "")
-                    words.append(Word(Value((piece,)), node, span, None))
+                    text = data[span.start : span.end].decode("utf-8", errors="replace")
+                    value = Value((Piece(text, span, ""),))
+                    cached = value.__dict__  # what Value.text / .known compute, known here already
+                    cached["text"] = text
+                    cached["known"] = True
+                    words.append(Word(value, node, span, None))
                     continue
             elements = self._array_splat(node)
             if elements is not None:
