@@ -157,6 +157,10 @@ def breakdown(count: int, repeat: int) -> list:
 
     best: dict = {}
     Script.derived = derived  # type: ignore[method-assign]
+    import gc
+
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # as lint() does for each file (else collections land on whichever phase allocates)
     try:
         for _ in range(repeat):
             totals = defaultdict(float)
@@ -183,6 +187,8 @@ def breakdown(count: int, repeat: int) -> list:
                 best[label] = min(best.get(label, seconds), seconds)
     finally:
         Script.derived = original  # type: ignore[method-assign]
+        if gc_was_enabled:
+            gc.enable()
     return sorted(best.items(), key=lambda item: -item[1])
 
 
