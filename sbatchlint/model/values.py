@@ -276,6 +276,7 @@ class Values:
         # so ``CMD="$CMD …"`` chains cost one evaluation per link and are never cut short.
         self._assignment_memo: Dict[Tuple[int, int, str, str], List[Value]] = {}
         self._evaluating: set = set()
+        self._scopes_memo: Dict[int, Tuple[Tuple[int, int, str], ...]] = {}
         # Task strings (``bash -c "$CMD"``) parsed against these values: by text, and by string
         # value (see ``steps.parse_task_string``).
         self._task_trees: Dict[bytes, object] = {}
@@ -428,15 +429,20 @@ class Values:
         candidates = self.assignments_before(name, at)
         if not candidates:
             return []
-        use_scopes = set()
-        if use is not None:
-            use_scopes = {(n.start_byte, n.end_byte, n.type) for n in ancestors(use)}
+        use_scopes: Optional[set] = None  # the use's enclosing constructs, built when first needed
         # Walk back from the latest assignment: an unconditional one (relative to the use)
         # ends the search; conditional ones add alternatives.
         chosen: List[Assignment] = []
         for assignment in reversed(candidates):
             chosen.append(assignment)
-            if not self._conditional(assignment, use_scopes):
+            scopes = self._conditional_scopes(assignment)
+            if not scopes:
+                break  # inside no conditional construct at all: unconditional wherever the use is
+            if use_scopes is None:
+                use_scopes = set()
+                if use is not None:
+                    use_scopes = {(n.start_byte, n.end_byte, n.type) for n in ancestors(use)}
+            if not any(key not in use_scopes for key in scopes):
                 break
         else:
             chosen.append(None)  # type: ignore[arg-type]  # the variable may be unset (environment)
@@ -451,12 +457,19 @@ class Values:
         return alternatives
 
     def _conditional(self, assignment: Assignment, use_scopes: set) -> bool:
-        for node in ancestors(assignment.node):
-            if node.type in CONDITIONAL_TYPES:
-                key = (node.start_byte, node.end_byte, node.type)
-                if key not in use_scopes:
-                    return True
-        return False
+        return any(key not in use_scopes for key in self._conditional_scopes(assignment))
+
+    def _conditional_scopes(self, assignment: Assignment) -> Tuple[Tuple[int, int, str], ...]:
+        """The conditional constructs around an assignment (computed once per assignment)."""
+        found = self._scopes_memo.get(id(assignment))
+        if found is None:
+            found = tuple(
+                (node.start_byte, node.end_byte, node.type)
+                for node in ancestors(assignment.node)
+                if node.type in CONDITIONAL_TYPES
+            )
+            self._scopes_memo[id(assignment)] = found  # assignments live as long as these values
+        return found
 
     def _assignment_values(self, assignment: Assignment, depth: int) -> List[Value]:
         """The values an assignment gives its variable (memoised; a fresh depth budget each, so
