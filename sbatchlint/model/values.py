@@ -165,6 +165,11 @@ class Value:
             raws.append(raw)
         return starts, ends, raws
 
+    @property
+    def offsets(self) -> List[int]:
+        """Where each piece starts in ``text.encode()`` (unknowns rendered as ``${NAME}``)."""
+        return self._layout[0]
+
     def slice(self, start: int, end: int) -> "Value":
         """The pieces that make up bytes [start, end) of ``text.encode()``; exact pieces are cut."""
         out: List[Piece] = []
@@ -850,7 +855,8 @@ class Values:
         words: List[Word] = []
         data = self.data
         for node in nodes:
-            if node.type in _PLAIN_WORDS:
+            kind = node.type
+            if kind in _PLAIN_WORDS:
                 # Fast path for the most common argument, a plain word: one literal piece (what
                 # evaluate, _split_value and the loop below make of it, without the detours).
                 span = node_span(node, data)
@@ -861,6 +867,11 @@ class Values:
                     cached["text"] = text
                     cached["known"] = True
                     words.append(Word(value, node, span, None))
+                    continue
+            elif kind == "simple_expansion":
+                word = self._environment_word(node)
+                if word is not None:
+                    words.append(word)
                     continue
             elements = self._array_splat(node)
             if elements is not None:
@@ -875,6 +886,18 @@ class Values:
             if not value.pieces and node.type in ("string", "raw_string", "translated_string", "ansi_c_string"):
                 words.append(Word(value, node, span, None))
         return words
+
+    def _environment_word(self, node: Node) -> Optional["Word"]:
+        """Fast path for ``$NAME`` (a simple_expansion) of a variable the script never assigns
+        (``$SLURM_JOB_ID``): the one unknown piece evaluate gives, as its own word; else None."""
+        for child in node.named_children:
+            if child.type in ("variable_name", "special_variable_name"):
+                name = self._text(child)
+                if name in self.assignments:
+                    return None
+                span = node_span(node, self.data)
+                return Word(Value((Piece("", span, "", False, name),)), node, span, None)
+        return None
 
     def _array_splat(self, node: Node) -> Optional[List[Value]]:
         """``"${A[@]}"`` (or unquoted ``${A[@]}``) of a known array: one word per element."""
