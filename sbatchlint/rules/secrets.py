@@ -222,15 +222,13 @@ def batch_sites(script, value) -> List[Tuple[Span, str, int]]:
     """Where the batch shell expanded a secret variable into ``value``: (site, name, value index)."""
     out: List[Tuple[Span, str, int]] = []
     seen: Set[Span] = set()
-    position = 0
-    for piece in value.pieces:
-        length = len(piece.render().encode("utf-8"))
+    for index, piece in enumerate(value.pieces):
         site: Optional[Span] = None
         name: Optional[str] = None
         if not piece.task:
-            if not piece.known and piece.name and piece.span is not None:
+            if not piece.known and piece.name and piece.span is not None and is_secret_variable(script, piece.name):
                 text = script.data[piece.span.start : piece.span.end].decode("utf-8", "replace")
-                if expansion_name(text) == piece.name and is_secret_variable(script, piece.name):
+                if expansion_name(text) == piece.name:
                     site, name = piece.span, piece.name
             for via in piece.via if site is None else ():
                 text = script.data[via.start : via.end].decode("utf-8", "replace")
@@ -240,8 +238,7 @@ def batch_sites(script, value) -> List[Tuple[Span, str, int]]:
                     break
         if site is not None and name and site not in seen:
             seen.add(site)
-            out.append((site, name, position))
-        position += length
+            out.append((site, name, value.offsets[index]))  # where the piece starts in the value
     return out
 
 
