@@ -417,7 +417,9 @@ def test_sbl107_without_kill_on_bad_exit_the_job_waits_for_its_time_limit(slurm,
 
     b = session.wait(jobs["broken"], timeout=150)  # a 1-minute limit; slurmctld checks every 30 s
     b_out = session.output(b)
-    assert (b.state, b.exit_code_str) == ("TIMEOUT", "0:15"), (b, b_out)
+    # TIMEOUT; the recorded exit code is 0:15 when the batch shell is signalled, 143:0 when it
+    # exits on srun's SIGTERM first: both seen on this cluster
+    assert b.state == "TIMEOUT" and b.exit_code_str in ("0:15", "143:0"), (b, b_out)
     assert "simulated failure" in b_out and "task 1: Exited with exit code 1" in b_out
     assert re.search(r"JOB \d+ ON n1 CANCELLED AT \S+ DUE TO TIME LIMIT", b_out), b_out
     assert Counter(w["host"] for w in parse_lines(b_out, "WAIT")) == {"n1": 1}
