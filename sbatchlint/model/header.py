@@ -170,7 +170,20 @@ def parse_header(source: Source) -> Header:
     header = Header()
     data = source.data
     in_header = True
-    for number, span in source.lines():
+    count = source.line_count
+    number = 0
+    while number < count:
+        number += 1
+        span = source.line_span(number)
+        if not in_header:
+            # Below the first command only a line with a '#' can hold a directive (late or
+            # malformed); every other line leaves the header as it is: go to the next '#'.
+            found = data.find(b"#", span.start)
+            if found < 0:
+                break
+            if found >= span.end:
+                number = source.line_of(found)
+                span = source.line_span(number)
         raw = data[span.start : span.end]
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
