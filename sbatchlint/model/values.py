@@ -282,6 +282,10 @@ class Values:
         self._assignment_memo: Dict[Tuple[int, int, str, str], List[Value]] = {}
         self._evaluating: set = set()
         self._scopes_memo: Dict[int, Tuple[Tuple[int, int, str], ...]] = {}
+        # How many evaluations were cut short by a cycle (or the chain limit): a result computed
+        # without any cut does not depend on what was being evaluated around it.
+        self._cuts = 0
+        self._read_memo: Dict[Tuple[int, int, int], Tuple[Optional[str], Optional[List[Value]]]] = {}
         # Task strings (``bash -c "$CMD"``) parsed against these values: by text, and by string
         # value (see ``steps.parse_task_string``).
         self._task_trees: Dict[bytes, object] = {}
@@ -484,6 +488,7 @@ class Values:
         if found is not None:
             return found
         if key in self._evaluating or len(self._evaluating) > MAX_CHAIN:
+            self._cuts += 1
             return [Value((Piece("", None, known=False, name=assignment.name),))]
         self._evaluating.add(key)
         try:
@@ -568,23 +573,34 @@ class Values:
         if assignment.name not in names:
             return []
         index = names.index(assignment.name)
-        ifs: Optional[str] = " \t\n"
-        for child in node.children:
-            if child.type == "variable_assignment":
-                name_node = child.child_by_field_name("name")
-                value_node = child.child_by_field_name("value")
-                if name_node is not None and self._text(name_node) == "IFS":
-                    found = self.evaluate(value_node, depth + 1) if value_node is not None else [Value(())]
+        # IFS and the word read are the same for every name of the command: read A B C asks for
+        # them three times. Computed once when nothing in them was cut short by a cycle.
+        key = (node.start_byte, node.end_byte, depth)
+        shared = self._read_memo.get(key)
+        if shared is None:
+            cuts = self._cuts
+            ifs: Optional[str] = " \t\n"
+            for child in node.children:
+                if child.type == "variable_assignment":
+                    name_node = child.child_by_field_name("name")
+                    value_node = child.child_by_field_name("value")
+                    if name_node is not None and self._text(name_node) == "IFS":
+                        found = self.evaluate(value_node, depth + 1) if value_node is not None else [Value(())]
+                        ifs = found[-1].text if len(found) == 1 and found[-1].known else None
+                        break
+            else:
+                found = self.lookup("IFS", node.start_byte, node, depth + 1)
+                if found:
                     ifs = found[-1].text if len(found) == 1 and found[-1].known else None
-                    break
-        else:
-            found = self.lookup("IFS", node.start_byte, node, depth + 1)
-            if found:
-                ifs = found[-1].text if len(found) == 1 and found[-1].known else None
-        if ifs is None:
+            words = self.evaluate(herestring.named_children[0], depth + 1) if ifs is not None else None
+            shared = (ifs, words)
+            if self._cuts == cuts:
+                self._read_memo[key] = shared
+        ifs, words = shared
+        if ifs is None or words is None:
             return []
         out: List[Value] = []
-        for value in self.evaluate(herestring.named_children[0], depth + 1):
+        for value in words:
             field = _read_field(value, ifs, index, len(names), raw)
             if field is None:
                 return []
