@@ -1,8 +1,6 @@
 """SBL001–SBL004: is this a batch script sbatch reads the way its author thinks?"""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from typing import Iterator, List, Optional
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
@@ -13,6 +11,9 @@ from .base import Bad, Good, Rule, clean
 
 def bash_syntax_error(data: bytes) -> Optional[str]:
     """``bash -n``'s first complaint, or None when bash accepts the script (or is not installed)."""
+    import shutil  # only for a script the parser could not read: not on every run's import path
+    import subprocess
+
     bash = shutil.which("bash")
     if bash is None:
         return None
