@@ -99,9 +99,7 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
     enabled = options.selection.enabled
     rules = registry.all_rules()
     diagnostics: List[Diagnostic] = []
-    for rule in rules:
-        if rule.language not in (language, "any") or not enabled(rule.code):
-            continue
+    for rule in _selected(rules, language, options.selection):
         diagnostics.extend(rule.check(model))
     if language == "shell" and options.settings.get("shellcheck"):
         from . import shellcheck
@@ -121,6 +119,21 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
             d.severity = override
     diagnostics.sort(key=Diagnostic.sort_key)
     return diagnostics
+
+
+_SELECTED: Dict[tuple, list] = {}
+
+
+def _selected(rules: list, language: str, selection: Selection) -> list:
+    """The rules that run on a file of this language, worked out once per selection (every file
+    of a run usually shares one) instead of matching every code against the patterns per file."""
+    key = (language, tuple(selection.select), tuple(selection.ignore), len(rules))
+    found = _SELECTED.get(key)
+    if found is None:
+        found = [r for r in rules if r.language in (language, "any") and selection.enabled(r.code)]
+        if len(_SELECTED) < 256:
+            _SELECTED[key] = found
+    return found
 
 
 def parse_errors(source: Source) -> int:
