@@ -55,8 +55,21 @@ SHAPES: Tuple[Shape, ...] = (
     Shape("Anthropic API key", r"(?<![A-Za-z0-9_\-])sk-ant-(?P<body>[A-Za-z0-9_\-]{20,})", "ANTHROPIC_API_KEY", 3),
     Shape("OpenAI-style API key", r"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?P<body>[A-Za-z0-9_\-]{20,})", "OPENAI_API_KEY", 3),
 )
-_SHAPE_TEXT = [(shape, re.compile(shape.pattern)) for shape in SHAPES]
-_SHAPE_BYTES = [(shape, re.compile(shape.pattern.encode("ascii"))) for shape in SHAPES]
+# Literal text every match of a shape contains: a scan is skipped when none is there (the
+# patterns start with a look-behind, so the regex engine itself cannot search for the literal).
+_SHAPE_HINTS = {
+    "GitHub fine-grained token": ("github_pat_",),
+    "Hugging Face token": ("hf_",),
+    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "AWS access key": ("AKIA", "ASIA"),
+    "Anthropic API key": ("sk-ant-",),
+    "OpenAI-style API key": ("sk-",),
+}
+_SHAPE_TEXT = [(shape, re.compile(shape.pattern), _SHAPE_HINTS[shape.kind]) for shape in SHAPES]
+_SHAPE_BYTES = [
+    (shape, re.compile(shape.pattern.encode("ascii")), tuple(h.encode("ascii") for h in _SHAPE_HINTS[shape.kind]))
+    for shape in SHAPES
+]
 
 # Conventional names: the kind of credential a variable holds, for messages.
 NAMED_KINDS = {
@@ -164,7 +177,9 @@ def _shape_ok(shape: Shape, match) -> bool:
 
 def shape_of(text: str) -> Optional[Shape]:
     """The credential shape ``text`` is (entirely), or None."""
-    for shape, pattern in _SHAPE_TEXT:
+    for shape, pattern, hints in _SHAPE_TEXT:
+        if not any(hint in text for hint in hints):
+            continue
         match = pattern.fullmatch(text)
         if match and _shape_ok(shape, match):
             return shape
@@ -172,7 +187,9 @@ def shape_of(text: str) -> Optional[Shape]:
 
 
 def shapes_in(text: str) -> Iterator[Tuple[Shape, int, int]]:
-    for shape, pattern in _SHAPE_TEXT:
+    for shape, pattern, hints in _SHAPE_TEXT:
+        if not any(hint in text for hint in hints):
+            continue
         for match in pattern.finditer(text):
             if _shape_ok(shape, match):
                 yield shape, match.start(), match.end()
@@ -751,7 +768,9 @@ def _scan(script: "Script") -> List[Secret]:
 
     # Known shapes anywhere else in the code.
     comments = [r for r, live, _ in text_regions if not live]
-    for shape, pattern in _SHAPE_BYTES:
+    for shape, pattern, hints in _SHAPE_BYTES:
+        if not any(hint in data for hint in hints):
+            continue
         for match in pattern.finditer(data):
             if not _shape_ok(shape, match):
                 continue
