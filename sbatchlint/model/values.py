@@ -313,8 +313,15 @@ class Values:
                     name = self._text(variable)
                     self._add(Assignment(name, node, None, node_span(variable, self.data), "for"))
             elif kind == "command":
-                self._add_command_effects(node)
-                self._set_allexport(node)
+                # only read/mapfile/readarray assign and only set changes allexport: read the
+                # command's name once rather than in each
+                name_node = node.child_by_field_name("name")
+                if name_node is not None:
+                    command = self._text(name_node)
+                    if command in ("read", "mapfile", "readarray"):
+                        self._add_command_effects(node)
+                    elif command == "set":
+                        self._set_allexport(node)
             elif kind == "unset_command":
                 for child in node.named_children:
                     if child.type in ("variable_name", "word"):
