@@ -131,6 +131,8 @@ def _early(script: "Script") -> List[EarlyExpansion]:
                     if not duplicate:
                         entry.occurrences.append(Occurrence(step, in_string, value, offset, word))
     out = sorted(found.values(), key=lambda e: (e.site.start, e.site.end))
+    if not out:
+        return out  # nothing to judge: no need to trace where variables flow
     flows = _Flows(script)
     contexts: Dict[str, Node] = {}
     for entry in out:
