@@ -211,14 +211,15 @@ def print_breakdown(phases: list, files: int, top: int = 12) -> None:
 
 
 def cold(pairs: list, repeat: int, env: dict) -> list:
-    """Median wall time of each command, the commands run in turn ``repeat`` times."""
+    """Median wall time of each command, the commands run in turn ``repeat`` times (in the
+    repository, so ``-m sbatchlint`` is this tree whatever package is installed)."""
     times: list = [[] for _ in pairs]
     for args in pairs:  # warm-up: bytecode, file-system caches
-        subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
+        subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env, cwd=ROOT)
     for _ in range(repeat):
         for index, args in enumerate(pairs):
             start = time.perf_counter()
-            subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
+            subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env, cwd=ROOT)
             times[index].append(time.perf_counter() - start)
     return [statistics.median(t) for t in times]
 
@@ -255,7 +256,7 @@ def main() -> int:
         env["PYTHONPYCACHEPREFIX"] = os.path.join(directory, "pycache")
         bare, single = cold([bare_args, single_args], options.repeat * 2, env)
         _bare, uncached = cold([bare_args, single_args], max(3, options.repeat), dict(os.environ))
-        probe = subprocess.run([sys.executable, "-c", PROBE, job], capture_output=True, text=True)
+        probe = subprocess.run([sys.executable, "-c", PROBE, job], capture_output=True, text=True, cwd=ROOT)
     ratio = single / bare
     print(f"cold single file: {single * 1000:.0f} ms; bare python: {bare * 1000:.0f} ms; ratio {ratio:.1f}x (target < 4x)")
     print(f"  without compiled bytecode (this environment's settings): {uncached * 1000:.0f} ms; "
