@@ -79,8 +79,13 @@ SUPPRESSION_RULES = ("SBL900", "SBL901")
 def lint(source: Source, options: Optional[Options] = None, model=None) -> List[Diagnostic]:
     """The findings of the selected rules; ``model`` is ``build(source, options)`` when the caller
     already has it (it then asks the model more, e.g. which Python files a script launches)."""
+    owned = model is None  # built here: nobody asks this model anything once the rules are done
     if not gc.isenabled():
-        return _lint(source, options, model)
+        try:
+            return _lint(source, options, model)
+        finally:
+            if owned:
+                _let_go(source)
     # A model is a great many small objects that all live until the file is done: the cyclic
     # garbage collector would walk them over and over while they are built and find nothing to
     # free. Hold it off for the file; the next automatic collection frees the model's cycles.
@@ -88,7 +93,20 @@ def lint(source: Source, options: Optional[Options] = None, model=None) -> List[
     try:
         return _lint(source, options, model)
     finally:
+        if owned:
+            _let_go(source)
         gc.enable()
+
+
+def _let_go(source: Source) -> None:
+    """Drop the model kept on the source and its shared analyses (several of which point back at
+    it), so most of it is freed at once rather than left to the cyclic collector. A later
+    ``build`` builds it again; a caller that holds it still has a working model (its analyses
+    are computed again when asked)."""
+    script = source.__dict__.pop("_script", None)
+    derived = getattr(script, "_derived", None)
+    if isinstance(derived, dict):
+        derived.clear()
 
 
 def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]:
