@@ -81,14 +81,15 @@ class NodeIndex:
         self.root = root
         self.order: List[Node] = []  # every node, in walk order
         order = self.order.append
-        nodes: Dict[str, List[Node]] = {}
-        positions: Dict[str, List[int]] = {}
+        # grouped by kind_id (an int: no string made per node); named once per kind at the end
+        nodes: Dict[int, List[Node]] = {}
+        positions: Dict[int, List[int]] = {}
         cursor = root.walk()
         index = 0
         while True:
             node = cursor.node
             order(node)
-            kind = node.type
+            kind = node.kind_id
             group = nodes.get(kind)
             if group is None:
                 nodes[kind] = [node]
@@ -103,7 +104,11 @@ class NodeIndex:
                 if not cursor.goto_parent():  # a cursor never leaves the node it started at
                     self._nodes = nodes
                     self._positions = positions
-                    self._merged: Dict[Tuple[str, ...], List[Node]] = {}
+                    self._merged: Dict[Tuple[str, ...], Sequence[Node]] = {}
+                    # a type name may stand for several kind ids (aliases): all of them
+                    self._kinds: Dict[str, List[int]] = {}
+                    for kind, group in nodes.items():
+                        self._kinds.setdefault(group[0].type, []).append(kind)
                     # ``walk`` of this tree (other modules still walk it) reads ``order``; weakly,
                     # so a finished script's tree is not kept alive
                     _last_index = weakref.ref(self)
@@ -111,15 +116,20 @@ class NodeIndex:
 
     def of_type(self, *kinds: str) -> Sequence[Node]:
         """The nodes of these types, in walk (source) order. Shared: do not modify."""
-        if len(kinds) == 1:
-            return self._nodes.get(kinds[0], ())
         merged = self._merged.get(kinds)
         if merged is None:
-            pairs: List[Tuple[int, Node]] = []
-            for kind in dict.fromkeys(kinds):
-                pairs.extend(zip(self._positions.get(kind, ()), self._nodes.get(kind, ())))
-            pairs.sort(key=_first)
-            merged = self._merged[kinds] = [node for _position, node in pairs]
+            ids = [i for kind in dict.fromkeys(kinds) for i in self._kinds.get(kind, ())]
+            if not ids:
+                merged = ()
+            elif len(ids) == 1:
+                merged = self._nodes[ids[0]]
+            else:
+                pairs: List[Tuple[int, Node]] = []
+                for i in ids:
+                    pairs.extend(zip(self._positions[i], self._nodes[i]))
+                pairs.sort(key=_first)
+                merged = [node for _position, node in pairs]
+            self._merged[kinds] = merged
         return merged
 
 
