@@ -50,15 +50,29 @@ def _env_sets(script, launch: Launch, *options: str) -> bool:
     return any(name in script.values.assignments for name in names)
 
 
+PER_TASK_NAMES = ("LOCALID", "LOCAL_RANK", "PROCID", "NODEID", "RANK")
+
+
 def _guarded_per_task(launch: Launch) -> bool:
-    """Inside the task's shell, the launch runs only in some tasks (``if [ $SLURM_LOCALID = 0 ]``)."""
+    """Inside the task's shell, the launch runs only in some tasks (``if [ $SLURM_LOCALID = 0 ]``,
+    ``[ "$SLURM_PROCID" = 0 ] && torchrun …``). Only what decides whether the launch runs counts:
+    an ``if``/``while`` condition, a ``case`` subject, the commands before it in an ``&&`` list —
+    never the launch's own arguments (``--node_rank=$SLURM_NODEID``)."""
     if not launch.in_string:
         return False
-    for node in ancestors(launch.command.node):
-        if node.type in ("if_statement", "case_statement", "list", "while_statement"):
-            text = node.text.decode("utf-8", errors="replace") if node.text else ""
-            if any(v in text for v in ("LOCALID", "LOCAL_RANK", "PROCID", "NODEID", "RANK")):
-                return True
+    command = launch.command.node
+    for node in ancestors(command):
+        if node.type in ("if_statement", "elif_clause", "while_statement"):
+            deciding = node.children_by_field_name("condition")
+        elif node.type == "case_statement":
+            deciding = [c for c in [node.child_by_field_name("value")] if c is not None]
+        elif node.type == "list":
+            deciding = [c for c in node.children if c.end_byte <= command.start_byte]
+        else:
+            continue
+        text = b"".join(c.text or b"" for c in deciding).decode("utf-8", errors="replace")
+        if any(name in text for name in PER_TASK_NAMES):
+            return True
     return False
 
 
