@@ -848,6 +848,15 @@ class UnevenTaskDistribution(Rule):
                 f"`{written}` on several GPU nodes without `--ntasks-per-node`: Slurm packs the tasks by free "
                 "CPUs (--nodes=2 --ntasks=16 gives 15 + 1), so one node runs more ranks than it has GPUs"
             )
+        exclusive = script.header.get("exclusive") is not None or (step is not None and step.has("exclusive"))
+        if exclusive:
+            # measured: with whole nodes, identical idle nodes got an even split; only nodes that
+            # differ in CPUs make it uneven, and nothing in the script rules that out
+            message = (
+                f"`{written}` without `--ntasks-per-node`: Slurm places the tasks by CPUs, not GPUs; with "
+                "--exclusive on identical nodes the split is usually even, but on nodes with more CPUs "
+                "than others one node runs more ranks than it has GPUs"
+            )
         fix = None
         span = origin.span
         if ntasks is not None and nodes and ntasks % nodes == 0 and span is not None:
