@@ -94,13 +94,22 @@ _NAME = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 
 
 # -- paths ---------------------------------------------------------------------------------------
+_NORMALIZED: Dict[str, str] = {}
+
+
 def normalize(path: str) -> str:
     """A path without ``//``, ``/./`` or a trailing slash (``/`` stays ``/``)."""
+    normal = _NORMALIZED.get(path)
+    if normal is not None:
+        return normal
     if not path:
         return path
     normal = posixpath.normpath(path)
     if normal.startswith("//"):
         normal = "/" + normal.lstrip("/")
+    if len(_NORMALIZED) > 4096:  # the same few paths recur within a file; keep the memo small
+        _NORMALIZED.clear()
+    _NORMALIZED[path] = normal
     return normal
 
 
@@ -510,11 +519,16 @@ def site_span(pieces: Sequence[Piece], context: Optional[Sequence[Piece]] = None
         return None
     everything = [p for p in (context if context is not None else pieces) if p.span is not None]
     own = _extent(located)
+    extents: Dict[int, Optional[Dict[Tuple[int, int], int]]] = {}  # per site object: what it brought
     spans: List[Span] = []
     for piece in located:
         span = piece.span
         for site in piece.via:  # innermost first: keep the outermost one inside the run
-            through = _extent([p for p in everything if site in p.via])
+            key = id(site)
+            if key in extents:
+                through = extents[key]
+            else:
+                through = extents[key] = _extent([p for p in everything if site in p.via])
             if through is None or not _within(through, own):
                 break
             span = site
@@ -777,12 +791,8 @@ def _is_step_command(script: "Script", command: Command) -> bool:
 
 
 def _redirect_paths(script: "Script") -> List[PathUse]:
-    from ..shell import walk
-
     out = []
-    for node in walk(script.root):
-        if node.type != "file_redirect":
-            continue
+    for node in script.nodes_of_type("file_redirect"):
         destination = node.child_by_field_name("destination")
         if destination is None:
             named = [c for c in node.named_children if c.type != "file_descriptor"]
