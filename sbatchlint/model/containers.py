@@ -869,12 +869,8 @@ def task_string_assignments(script: "Script", step: Step) -> Dict[str, List[Tupl
     out: Dict[str, List[Tuple[Value, Span]]] = {}
     string = step.task_string
     if string is not None:
-        from .. import shell
-        from .values import Values
-
-        text = string.text.encode("utf-8")
-        tree = shell.parse(text)
-        inner = Values(text, tree.root_node)
+        # the string's own assignments, as parsed once per text for the step's task commands
+        inner = step_model.task_string_values(script.values, string.text.encode("utf-8"))
         for name, assignments in inner.assignments.items():
             for assignment in assignments:
                 if assignment.kind != "assign" or assignment.value_node is None:
