@@ -27,10 +27,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older interpreters only
-    import tomli as tomllib
 
 from .diagnostics import Severity
 
@@ -120,6 +116,11 @@ def _has_tool_table(path: str) -> bool:
 
 
 def load(path: str, known_codes: Sequence[str] = ()) -> Config:
+    if sys.version_info >= (3, 11):  # imported here: runs without a configuration file never need it
+        import tomllib
+    else:  # pragma: no cover - exercised on older interpreters only
+        import tomli as tomllib
+
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)

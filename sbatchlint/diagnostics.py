@@ -38,6 +38,28 @@ class Edit:
     def delete(cls, span: Span) -> "Edit":
         return cls(span, "")
 
+    @classmethod
+    def delete_word(cls, data: bytes, span: Span) -> "Edit":
+        """Delete a shell word and the blank that separates it from its neighbours. A line that
+        holds nothing but the word and a continuation backslash (``  --ntasks=2 \\``) goes
+        entirely; a last continued line keeps its (now empty) line, so the command still ends there."""
+        line_start = data.rfind(b"\n", 0, span.start) + 1
+        line_end = data.find(b"\n", span.end)
+        line_end = len(data) if line_end < 0 else line_end
+        before = data[line_start : span.start]
+        after = data[span.end : line_end].rstrip(b"\r")
+        if not before.strip(b" \t") and after.strip(b" \t") == b"\\":
+            return cls.delete(Span(line_start, min(len(data), line_end + 1)))
+        start = span.start
+        while start > line_start and data[start - 1] in b" \t":
+            start -= 1
+        if line_start < start < span.start:
+            return cls.delete(Span(start, span.end))
+        end = span.end
+        while end < line_end and data[end] in b" \t":
+            end += 1
+        return cls.delete(Span(span.start, end))
+
 
 @dataclass(frozen=True)
 class Fix:

@@ -271,28 +271,8 @@ def _option_value_span(script, step: Step, option) -> Span:
 
 
 def _delete_option(script, step: Step, option) -> Edit:
-    return Edit.delete(_word_deletion(script.data, _option_span(script, step, option)))
+    return Edit.delete_word(script.data, _option_span(script, step, option))
 
-
-def _word_deletion(data: bytes, span: Span) -> Span:
-    """The bytes to delete for a word and the blank that separates it from its neighbours; a
-    line that holds nothing else (``  --ntasks=2 \\``) goes entirely."""
-    line_start = data.rfind(b"\n", 0, span.start) + 1
-    line_end = data.find(b"\n", span.end)
-    line_end = len(data) if line_end < 0 else line_end
-    before = data[line_start : span.start]
-    after = data[span.end : line_end].rstrip(b"\r")
-    if not before.strip(_SPACE) and after.strip(_SPACE) == b"\\":
-        return Span(line_start, min(len(data), line_end + 1))
-    start = span.start
-    while start > line_start and data[start - 1] in _SPACE:
-        start -= 1
-    if start < span.start and start > line_start:
-        return Span(start, span.end)
-    end = span.end
-    while end < line_end and data[end] in _SPACE:
-        end += 1
-    return Span(span.start, end)
 
 
 # -- the launcher ----------------------------------------------------------------------------------

@@ -6,9 +6,6 @@ comments and output formats as sbatchlint's own.
 """
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from typing import List, Optional
 
 from .diagnostics import Diagnostic, Severity
@@ -19,6 +16,8 @@ NOT_INSTALLED = "shellcheck is not installed (pip install 'sbatchlint[shellcheck
 
 
 def executable() -> Optional[str]:
+    import shutil
+
     return shutil.which("shellcheck")
 
 
@@ -36,6 +35,9 @@ def _offset(source: Source, line: int, column: int) -> int:
 
 
 def run(source: Source, timeout: float = 60.0) -> List[Diagnostic]:
+    import json
+    import subprocess
+
     program = executable()
     if program is None:
         return []

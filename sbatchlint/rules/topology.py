@@ -93,18 +93,7 @@ def _line_bounds(data: bytes, start: int, end: int) -> Tuple[int, int]:
 
 
 def _delete_option(script, span: Span) -> Edit:
-    """Remove one option and the blank before it; a line that holds nothing else goes entirely."""
-    data = script.data
-    line_start, line_end = _line_bounds(data, span.start, span.end)
-    before = data[line_start : span.start]
-    after = data[span.end : line_end].rstrip(b"\r\n").strip(b" \t")
-    if not before.strip(b" \t") and after in (b"", b"\\"):
-        if after == b"\\" or not before:
-            return Edit.delete(Span(line_start, line_end))
-    start = span.start
-    while start > 0 and data[start - 1 : start] in (b" ", b"\t"):
-        start -= 1
-    return Edit.delete(Span(start, span.end))
+    return Edit.delete_word(script.data, span)
 
 
 def _delete_directive(script, origin: Origin) -> Optional[Edit]:
