@@ -392,6 +392,10 @@ def test_not_placeholders(body):
         ('DATA="${DATA:-<SHARED_FS>/data}"\n', "<SHARED_FS>"),
         ("srun bash -c \"cd <REPO_DIR> && python x.py\"\n", "<REPO_DIR>"),
         ("srun python x.py --nodes $((<NNODES>))\n", "<NNODES>"),
+        ("export DATASET=REPLACE_IN\n", "REPLACE_IN"),
+        ("srun python x.py --data Fill-In\n", "Fill-In"),
+        # a heredoc and a here-string around it: the candidate search must not lose later words
+        ("cat <<EOF > notes.txt\nrun\nEOF\nread -r A <<< \"$B\"\nsrun python x.py --user Your_User\n", "Your_User"),
     ],
 )
 def test_placeholders_in_commands_and_assignments(body, placeholder):

@@ -822,9 +822,25 @@ _WORD_PLACEHOLDERS = re.compile(
     r"|[a-z0-9]+(?:_[a-z0-9]+)*_here"
     r")(?![A-Za-z0-9])"
 )
-_CANDIDATE = re.compile(
-    rb"<[A-Za-z_][A-Za-z0-9_./:@ -]*>|(?i:your[_-]|change[_-]?me|replace[_-]?me|fill[_-]?(?:me|in)|_here)"
-)
+# What every placeholder above starts with or contains, searched in the whole file first: only
+# the nodes around a match are read (a superset of both patterns, so no placeholder is missed).
+# Searched in the lowered bytes (ASCII lowering keeps every offset), which is faster than (?i);
+# the word pattern only when one of its literals occurs at all (a substring test is far cheaper).
+_ANGLE_CANDIDATE = re.compile(rb"<[a-z_][a-z0-9_./:@ -]*>")
+_WORD_CANDIDATE = re.compile(rb"your[_-]|change[_-]?me|(?:replace|fill)[_-]?(?:me|in)|_here")
+_WORD_LITERALS = (b"your", b"change", b"replace", b"fill", b"_here")
+
+
+def _has_word_candidate(lowered: bytes) -> bool:
+    return any(literal in lowered for literal in _WORD_LITERALS) and _WORD_CANDIDATE.search(lowered) is not None
+
+
+def _candidate_ranges(lowered: bytes) -> List[Tuple[int, int]]:
+    ranges = [m.span() for m in _ANGLE_CANDIDATE.finditer(lowered)]
+    if any(literal in lowered for literal in _WORD_LITERALS):
+        ranges.extend(m.span() for m in _WORD_CANDIDATE.finditer(lowered))
+    return ranges
+_SHELL_KINDS = frozenset({"<", "word", "string_content", "raw_string"})
 _PLACEHOLDER_WORDS = frozenset(
     """your path dir directory folder account user username project partition email mail workspace
     shared fs filesystem cluster qos reservation nodes nnodes name""".split()
@@ -1003,20 +1019,24 @@ class UnfilledPlaceholder(Rule):
 
     def _header_hits(self, script) -> Iterator[Tuple[Span, str]]:
         source = script.source
+        words = None  # whether the file holds a word-style placeholder anywhere (asked once)
         for line, directives in script.header.lines.items():
             if not directives:
                 continue
             start = directives[0].span.start
             end = max(d.span.end for d in directives)
+            if script.data.find(b"<", start, end) < 0:
+                if words is None:
+                    words = _has_word_candidate(script.data.lower())
+                if not words:
+                    continue  # neither an angle bracket nor a placeholder word on this line
             text = source.text(Span(start, end))
             for a, b in _placeholders_in(text, header=True):
                 yield _char_span(start, text, a, b), text[a:b]
 
     def _shell_hits(self, script) -> Iterator[Tuple[Span, str, bool]]:
         data = script.data
-        if not _CANDIDATE.search(data):
-            return  # nothing that could be a placeholder anywhere: skip walking the tree
-        for node in script.nodes_of_type("<", "word", "string_content", "raw_string"):
+        for node in _candidate_nodes(script):
             kind = node.type
             if kind == "<":
                 # ``<NAME>`` unquoted: a redirection from NAME followed by one into the next word.
@@ -1038,6 +1058,26 @@ class UnfilledPlaceholder(Rule):
                 continue
             for a, b in hits:
                 yield _char_span(node.start_byte, text, a, b), text[a:b], False
+
+
+def _candidate_nodes(script) -> List:
+    """The nodes SBL009 reads (``<``, words, string contents), in source order, of those that
+    overlap a candidate match: the rest of the tree cannot hold a placeholder."""
+    root = script.root
+    found: Dict[Tuple[int, int, int], object] = {}
+    for start, end in _candidate_ranges(script.data.lower()):
+        inner = root.descendant_for_byte_range(start, end)
+        if inner is None:
+            continue
+        parent = inner
+        while parent is not None:  # nodes holding the whole match
+            if parent.type in _SHELL_KINDS:
+                found[(parent.start_byte, -parent.end_byte, parent.kind_id)] = parent
+            parent = parent.parent
+        for node in shell.walk(inner):  # nodes inside it that overlap the match
+            if node.type in _SHELL_KINDS and node.start_byte < end and node.end_byte > start:
+                found[(node.start_byte, -node.end_byte, node.kind_id)] = node
+    return [found[key] for key in sorted(found)]
 
 
 # -- SBL010 / SBL011: the log files ---------------------------------------------------------------
