@@ -610,7 +610,7 @@ def _alternative_steps(script: "Script", step: Step) -> List[Step]:
                 continue
             fake = Command(command.node, new_argv, command.env, command.in_string)
             try:
-                out.append(step_model._step(script.values, fake, start))
+                out.append(step_model._step(script.values, fake, start, with_task=False))  # options only
             except Exception:  # pragma: no cover - a model corner case must not stop linting
                 continue
     return out

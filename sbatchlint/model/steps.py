@@ -249,7 +249,9 @@ def build_steps(values: Values, commands: List[Command]) -> List[Step]:
     return steps
 
 
-def _step(values: Values, command: Command, start: int) -> Step:
+def _step(values: Values, command: Command, start: int, with_task: bool = True) -> Step:
+    """The step ``command`` runs (srun at argv index ``start``); ``with_task=False`` reads only
+    its srun options (no task commands, no task string parsed)."""
     argv = command.argv
     table = option_table.SRUN
     options: List[StepOption] = []
@@ -317,6 +319,8 @@ def _step(values: Values, command: Command, start: int) -> Step:
         i += 1
     task_argv = argv[i:]
     step = Step(command, start, options, task_argv, [], options_incomplete=incomplete)
+    if not with_task:
+        return step
     step.task_commands = _task_commands(values, step)
     for task_command in step.task_commands:
         task_command.step = step
