@@ -64,24 +64,41 @@ class cached_property:  # noqa: N801 - functools.cached_property without its per
         return value
 
 
-@dataclass(frozen=True)
+_FIELDS = ("text", "span", "quote", "known", "name", "escaped", "via", "split", "task", "loop")
+
+
 class Piece:
-    """One run of a value's characters and where they come from."""
+    """One run of a value's characters and where they come from. Immutable (nothing sets a field
+    after ``__init__``), hashable, equal when every field is equal.
+
+    Slotted rather than a frozen dataclass: pieces are the most numerous objects of the model.
+
+    - ``text``; ``span``: the source bytes that produce it (None for text made up here);
+    - ``quote`` at the source: '' unquoted, '"' double-quoted, "'" single-quoted (or a quoted
+      here-document), "$'" ANSI-C, "<<" an unquoted here-document body;
+    - ``known``: False when filled in at run time; ``name``: the variable an unknown piece (or a
+      substituted one) expands;
+    - ``escaped``: a backslash escape in the source (text is one char, span two bytes);
+    - ``via``: expansion sites this piece was substituted through, innermost last;
+    - ``split``: reached the use site through an unquoted expansion (subject to word splitting);
+    - ``task``: expanded by the task's shell (inside a ``bash -c`` string), not the batch shell;
+    - ``loop``: loop iterations this piece's text belongs to: (for-statement start byte, iteration
+      index). Pieces bound to different iterations of the same loop never occur together (see
+      ``consistent``).
+    """
+
+    __slots__ = _FIELDS + ("_exact",)
 
     text: str
     span: Optional[Span]
-    # at the source: '' unquoted, '"' double-quoted, "'" single-quoted (or a quoted here-document),
-    # "$'" ANSI-C, "<<" an unquoted here-document body
-    quote: str = ""
-    known: bool = True
-    name: Optional[str] = None  # the variable an unknown piece (or a substituted one) expands
-    escaped: bool = False  # a backslash escape in the source (text is one char, span two bytes)
-    via: Tuple[Span, ...] = ()  # expansion sites this piece was substituted through, innermost last
-    split: bool = False  # reached the use site through an unquoted expansion (subject to word splitting)
-    task: bool = False  # expanded by the task's shell (inside a ``bash -c`` string), not the batch shell
-    # Loop iterations this piece's text belongs to: (for-statement start byte, iteration index).
-    # Pieces bound to different iterations of the same loop never occur together (see ``consistent``).
-    loop: Tuple[Tuple[int, int], ...] = ()
+    quote: str
+    known: bool
+    name: Optional[str]
+    escaped: bool
+    via: Tuple[Span, ...]
+    split: bool
+    task: bool
+    loop: Tuple[Tuple[int, int], ...]
 
     def __init__(
         self,
@@ -96,53 +113,101 @@ class Piece:
         task: bool = False,
         loop: Tuple[Tuple[int, int], ...] = (),
     ) -> None:
-        # The generated __init__ of a frozen dataclass sets each field with object.__setattr__;
-        # pieces are the most numerous objects of the model, so set them directly (same fields).
-        fields = self.__dict__
-        fields["text"] = text
-        fields["span"] = span
-        fields["quote"] = quote
-        fields["known"] = known
-        fields["name"] = name
-        fields["escaped"] = escaped
-        fields["via"] = via
-        fields["split"] = split
-        fields["task"] = task
-        fields["loop"] = loop
+        self.text = text
+        self.span = span
+        self.quote = quote
+        self.known = known
+        self.name = name
+        self.escaped = escaped
+        self.via = via
+        self.split = split
+        self.task = task
+        self.loop = loop
+        self._exact: Optional[bool] = None
+
+    def _fields(self) -> tuple:
+        return (self.text, self.span, self.quote, self.known, self.name, self.escaped, self.via, self.split, self.task, self.loop)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Piece:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Piece(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in _FIELDS) + ")"
+
+    def __reduce__(self):
+        return (Piece, self._fields())
 
     def _with(self, text: str, span: Optional[Span], escaped: bool) -> "Piece":
-        """A copy with other text, span and escape flag (``dataclasses.replace`` without its cost)."""
+        """A copy with other text, span and escape flag."""
         return Piece(text, span, self.quote, self.known, self.name, escaped, self.via, self.split, self.task, self.loop)
 
-    @cached_property
+    @property
     def exact(self) -> bool:
-        """True when each byte of ``text`` maps to one byte of ``span`` (computed once: frozen)."""
-        return (
-            self.known
-            and self.span is not None
-            and not self.escaped
-            and len(self.text.encode("utf-8")) == len(self.span)
-        )
+        """True when each byte of ``text`` maps to one byte of ``span`` (computed once)."""
+        exact = self._exact
+        if exact is None:
+            exact = self._exact = (
+                self.known
+                and self.span is not None
+                and not self.escaped
+                and len(self.text.encode("utf-8")) == len(self.span)
+            )
+        return exact
 
     def render(self) -> str:
         return self.text if self.known else "${" + (self.name or "?") + "}"
 
 
-@dataclass(frozen=True)
+_UNSET: object = object()
+
+
 class Value:
+    """What a word evaluates to: a tuple of pieces. Immutable, hashable, equal by its pieces;
+    ``text``, ``known`` and the byte layout are computed once, when first asked."""
+
+    __slots__ = ("pieces", "_text", "_known", "_layout_cache")
+
     pieces: Tuple[Piece, ...]
 
     def __init__(self, pieces: Tuple[Piece, ...]) -> None:
-        self.__dict__["pieces"] = pieces  # frozen: set once (see Piece.__init__)
+        self.pieces = pieces
+        self._text: Optional[str] = None
+        self._known: Optional[bool] = None
+        self._layout_cache = None
 
-    @cached_property
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Value:
+            return NotImplemented
+        return self.pieces == other.pieces  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self.pieces)
+
+    def __repr__(self) -> str:
+        return f"Value(pieces={self.pieces!r})"
+
+    def __reduce__(self):
+        return (Value, (self.pieces,))
+
+    @property
     def known(self) -> bool:
-        return all(p.known for p in self.pieces)
+        known = self._known
+        if known is None:
+            known = self._known = all(p.known for p in self.pieces)
+        return known
 
-    @cached_property
+    @property
     def text(self) -> str:
         """The value, unknown pieces rendered as ``${NAME}``."""
-        return "".join(p.render() for p in self.pieces)
+        text = self._text
+        if text is None:
+            text = self._text = "".join(p.text if p.known else p.render() for p in self.pieces)
+        return text
 
     def __str__(self) -> str:  # pragma: no cover - debugging aid
         return self.text
@@ -150,9 +215,15 @@ class Value:
     def unknown_names(self) -> List[str]:
         return [p.name for p in self.pieces if not p.known and p.name]
 
-    @cached_property
+    @property
     def _layout(self) -> Tuple[List[int], List[int], List[bytes]]:
         """Byte start and end of every piece in ``text.encode()``, and its bytes (computed once)."""
+        layout = self._layout_cache
+        if layout is None:
+            layout = self._layout_cache = self._compute_layout()
+        return layout
+
+    def _compute_layout(self) -> Tuple[List[int], List[int], List[bytes]]:
         starts: List[int] = []
         ends: List[int] = []
         raws: List[bytes] = []
@@ -886,9 +957,8 @@ class Values:
                 if span.start < span.end and data.find(b"\\", span.start, span.end) < 0:
                     text = data[span.start : span.end].decode("utf-8", errors="replace")
                     value = Value((Piece(text, span, ""),))
-                    cached = value.__dict__  # what Value.text / .known compute, known here already
-                    cached["text"] = text
-                    cached["known"] = True
+                    value._text = text  # what Value.text / .known compute, known here already
+                    value._known = True
                     words.append(Word(value, node, span, None))
                     continue
             elif kind == "simple_expansion":
@@ -957,14 +1027,38 @@ class Values:
 _PLAIN_WORDS = frozenset({"word", "number"})
 
 
-@dataclass
 class Word:
-    """One argv element as the batch shell passes it to a command."""
+    """One argv element as the batch shell passes it to a command: its (primary) ``value``, the
+    argument ``node`` (None inside a task string), its ``span`` at the use site, and every value
+    it may have (``alternatives``, primary last) when there are several."""
+
+    __slots__ = ("value", "node", "span", "alternatives")
 
     value: Value
     node: Optional[Node]
-    span: Span  # the argument's span at the use site
-    alternatives: Optional[List[Value]] = None
+    span: Span
+    alternatives: Optional[List[Value]]
+
+    def __init__(self, value: Value, node: Optional[Node], span: Span, alternatives: Optional[List[Value]] = None) -> None:
+        self.value = value
+        self.node = node
+        self.span = span
+        self.alternatives = alternatives
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Word:
+            return NotImplemented
+        return (self.value, self.node, self.span, self.alternatives) == (
+            other.value,  # type: ignore[attr-defined]
+            other.node,  # type: ignore[attr-defined]
+            other.span,  # type: ignore[attr-defined]
+            other.alternatives,  # type: ignore[attr-defined]
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking, as the dataclass was
+
+    def __repr__(self) -> str:
+        return f"Word(value={self.value!r}, node={self.node!r}, span={self.span!r}, alternatives={self.alternatives!r})"
 
     @property
     def text(self) -> str:
