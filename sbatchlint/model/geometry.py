@@ -416,11 +416,7 @@ def _step_origin(opt: "StepOption") -> Origin:
 def header_directive(script: "Script", name: str) -> Optional["Directive"]:
     """The header directive that wins for an option, by canonical name (``--tasks-per-node`` is
     ``ntasks-per-node``)."""
-    found = None
-    for directive in script.header.effective:
-        if directive.name is not None and option_table.canonical(directive.name) == name:
-            found = directive
-    return found
+    return script.header.winning(name)
 
 
 def step_option(step: "Step", name: str) -> Optional["StepOption"]:

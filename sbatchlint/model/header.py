@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .. import options as sbatch_options
 from ..source import Source, Span
@@ -77,16 +77,33 @@ class Header:
 
     @property
     def effective(self) -> List[Directive]:
-        """Directives sbatch applies (in the header block), in order."""
-        return [d for d in self.directives if d.placement == "header"]
+        """Directives sbatch applies (in the header block), in order. Shared: do not modify."""
+        return self._indexes()[0]
 
     def get(self, name: str) -> Optional[Directive]:
         """The directive that wins for a long option name (the last one in the header)."""
-        found = None
-        for directive in self.effective:
-            if directive.name == name:
-                found = directive
-        return found
+        return self._indexes()[1].get(name)
+
+    def winning(self, canonical_name: str) -> Optional[Directive]:
+        """The directive that wins for an option by canonical name (``--tasks-per-node`` is
+        ``ntasks-per-node``)."""
+        return self._indexes()[2].get(canonical_name)
+
+    def _indexes(self) -> Tuple[List[Directive], Dict[str, Directive], Dict[str, Directive]]:
+        """The effective directives, and the last of each name and of each canonical name: asked
+        for many times per script, so kept until a directive is added (the header is built by
+        appending, then only read)."""
+        cache = self.__dict__.get("_cache")
+        if cache is None or cache[0] != len(self.directives):
+            effective = [d for d in self.directives if d.placement == "header"]
+            by_name: Dict[str, Directive] = {}
+            by_canonical: Dict[str, Directive] = {}
+            for directive in effective:
+                if directive.name is not None:
+                    by_name[directive.name] = directive
+                    by_canonical[sbatch_options.canonical(directive.name)] = directive
+            cache = self.__dict__["_cache"] = (len(self.directives), effective, by_name, by_canonical)
+        return cache[1], cache[2], cache[3]
 
     def value(self, name: str) -> Optional[str]:
         directive = self.get(name)
