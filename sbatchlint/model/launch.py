@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
-from .steps import Command, Step, parse_task_string, unwrap
+from .steps import Command, Step, parse_task_string
 from .values import Value, Word, _split_value, consistent
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -527,7 +527,7 @@ def is_option_word(word: Word) -> bool:
 def recognise(step: Step, command: Command, workdir: Optional[str] = None) -> Optional[Launch]:
     """The launcher of one task command, or None when it runs something else (or is unknown)."""
     argv = command.argv
-    i = unwrap(argv)
+    i = command.begin
     start = i
     launcher: List[Word] = []
     while True:

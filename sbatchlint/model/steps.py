@@ -67,6 +67,11 @@ class Command:
             return ""
         return _basename(self.argv[0].text)
 
+    @cached_property
+    def begin(self) -> int:
+        """``unwrap(argv)``: the index of the real program behind wrappers (computed once)."""
+        return unwrap(self.argv)
+
     @property
     def args(self) -> List[Word]:
         return self.argv[1:]
@@ -239,7 +244,7 @@ def unwrap(argv: List[Word]) -> int:
 def build_steps(values: Values, commands: List[Command]) -> List[Step]:
     steps = []
     for command in commands:
-        start = unwrap(command.argv)
+        start = command.begin
         if start >= len(command.argv):
             continue
         word = command.argv[start]

@@ -26,7 +26,7 @@ from ..model.containers import (
 )
 from ..model.geometry import geometry
 from ..model.launch import launches as model_launches
-from ..model.steps import Command, Step, StepOption, unwrap
+from ..model.steps import Command, Step, StepOption
 from ..model.values import Value, Word
 from ..registry import register
 from ..shell import ancestors
@@ -97,7 +97,7 @@ def launches(script) -> List[Launch]:
         for step in script.steps:
             for command in step.task_commands:
                 argv = command.argv
-                i = unwrap(argv)
+                i = command.begin
                 if i < len(argv) and argv[i].known and posixpath.basename(argv[i].text) == "nemo":
                     out.append(Launch(step, command, "nemo", None, None, argv[i + 1 :], "nemo"))
         return out
@@ -741,7 +741,7 @@ def _fills_uv_cache(analysis: Containers, step: Step) -> bool:
         return True
     for command in step.task_commands:
         argv = command.argv
-        i = unwrap(argv)
+        i = command.begin
         if i >= len(argv) or not argv[i].known:
             continue
         program = posixpath.basename(argv[i].text)
@@ -1206,7 +1206,7 @@ def _uv_syncs(analysis: Containers, step: Step) -> List[UvSync]:
     out = []
     for command in step.task_commands:
         argv = command.argv
-        i = unwrap(argv)
+        i = command.begin
         if i >= len(argv) or not argv[i].known or posixpath.basename(argv[i].text) != "uv":
             continue
         options: List[Word] = []  # global options that say where the project is
@@ -1450,11 +1450,12 @@ class ConcurrentUvSync(Rule):
         analysis = containers(script)
         warmed: List[Step] = []
         batch_sync_at: Optional[int] = None
+        step_commands = {id(s.command) for s in script.steps}
         for command in script.commands:
-            if command.in_string or any(s.command is command for s in script.steps):
+            if command.in_string or id(command) in step_commands:
                 continue
             argv = command.argv
-            i = unwrap(argv)
+            i = command.begin
             if i + 1 < len(argv) and argv[i].text == "uv" and argv[i + 1].text == "sync":
                 batch_sync_at = command.node.start_byte if batch_sync_at is None else batch_sync_at
         for step in script.steps:
@@ -1486,7 +1487,7 @@ class ConcurrentUvSync(Rule):
             what = "`uv sync`" if sync.kind == "sync" else "`uv run` (which syncs the environment first)"
             shape = geometry(script, step)
             tasks = f"all {shape.ntasks.value} tasks" if shape.ntasks.value else "every task"
-            uv_word = sync.command.argv[unwrap(sync.command.argv)]
+            uv_word = sync.command.argv[sync.command.begin]
             span = site_span(uv_word.pieces, command_pieces(step.command)) or step.srun_word.span
             yield self.report(
                 script,
@@ -1510,7 +1511,7 @@ def _pythonpath_ok(script, analysis: Containers, launch: Launch) -> Optional[boo
     for env in command.env:
         if env.name == "PYTHONPATH":
             values.append(env.value)
-    start = unwrap(command.argv)
+    start = command.begin
     for word in command.argv[:start]:
         if word.text.startswith("PYTHONPATH="):
             values.append(word.value)
