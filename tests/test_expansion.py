@@ -75,7 +75,7 @@ srun() {
 """
 
 
-def run(text: str, tmp_path: Path) -> List[str]:
+def run(text: str, tmp_path: Path, prelude: str = PRELUDE) -> List[str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     for name, body in FAKE_PROGRAMS.items():
@@ -103,7 +103,7 @@ def run(text: str, tmp_path: Path) -> List[str]:
         "SLURM_NTASKS": "2",
     }
     done = subprocess.run(
-        [BASH, "--noprofile", "--norc", "-c", PRELUDE + f"\nsource {script}\n"],
+        [BASH, "--noprofile", "--norc", "-c", prelude + f"\nsource {script}\n"],
         env=env,
         capture_output=True,
         text=True,
@@ -483,3 +483,176 @@ def test_fixing_a_fixture_adds_no_error_of_any_rule(name):
     fixed = fix_text(text, SELECT, unsafe=True)
     after = [f"{d.code}: {d.message}" for d in lint_text(fixed) if d.severity.value == "error" and d.code not in before]
     assert not after
+
+
+# -- srun's own file-name options (--output/-o, --error/-e, --input/-i) ------------------------------------
+FILE_SRUN = r"""
+srun() {
+  local out="" err="" i file
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --output=*) out=${1#--output=}; shift ;;
+      --error=*) err=${1#--error=}; shift ;;
+      -o|--output) out=$2; shift 2 ;;
+      -e|--error) err=$2; shift 2 ;;
+      --) shift; break ;;
+      -*) shift ;;
+      *) break ;;
+    esac
+  done
+  for i in 0 1; do
+    # srun's own patterns: %t is the task's rank, %n its node's index (one task per node here)
+    file=${out//\%t/$i}; file=${file//\%n/$i}
+    SLURM_PROCID=$i SLURM_NODEID=$i SLURM_LOCALID=0 "$@" >> "$file"
+  done
+}
+"""
+
+
+def test_srun_file_names():
+    text = fixture("srun_file_names.sbatch")
+    assert findings(text) == [
+        ("SBL201", 16, "${SLURM_PROCID}", "safe"),
+        ("SBL201", 17, "${SLURM_NODEID}", "safe"),
+        ("SBL201", 21, "$SLURM_PROCID", None),  # EVAL_LOG: through another variable
+        ("SBL201", 23, "$SLURM_LOCALID", None),  # srun has no pattern for it
+    ]
+    found = lint_text(text, ["SBL201"])
+    assert all("every task writes the same file" in d.message for d in found)
+    assert "`%t`" in found[0].help and "`%n`" in found[1].help
+    assert "through another variable" in found[2].help and "`%t`" in found[2].help
+    assert "no file-name pattern" in found[3].help
+    fixed = fix_text(text, SELECT)
+    assert fixed == text.replace('rank_${SLURM_PROCID}.log"', 'rank_%t.log"').replace(
+        "node_${SLURM_NODEID}.err", "node_%n.err"
+    )
+    assert [f[2] for f in findings(fixed)] == ["$SLURM_PROCID", "$SLURM_LOCALID"]
+    assert_fixed_point(fixed, unsafe=True)
+
+
+@pytest.mark.parametrize(
+    "step,site,fixed_step",
+    [
+        (
+            "srun --kill-on-bad-exit=1 --output=logs/rank_${SLURM_PROCID}.log python train.py\n",
+            "${SLURM_PROCID}",
+            "srun --kill-on-bad-exit=1 --output=logs/rank_%t.log python train.py\n",
+        ),
+        (
+            "srun --kill-on-bad-exit=1 --output=logs/rank_$SLURM_PROCID.log python train.py\n",
+            "$SLURM_PROCID",
+            "srun --kill-on-bad-exit=1 --output=logs/rank_%t.log python train.py\n",
+        ),
+        (
+            "srun --kill-on-bad-exit=1 -o logs/rank_$SLURM_PROCID.log python train.py\n",
+            "$SLURM_PROCID",
+            "srun --kill-on-bad-exit=1 -o logs/rank_%t.log python train.py\n",
+        ),
+        (
+            'srun --kill-on-bad-exit=1 -o "out_$SLURM_NODEID.txt" python train.py\n',
+            "$SLURM_NODEID",
+            'srun --kill-on-bad-exit=1 -o "out_%n.txt" python train.py\n',
+        ),
+        (
+            "srun --kill-on-bad-exit=1 --error 'logs/'\"node_${SLURM_NODEID}\"'.err' python train.py\n",
+            "${SLURM_NODEID}",
+            "srun --kill-on-bad-exit=1 --error 'logs/'\"node_%n\"'.err' python train.py\n",
+        ),
+        (
+            "srun --kill-on-bad-exit=1 -i /lustre/fsw/llm/shards/part_$SLURM_PROCID.txt python shard.py\n",
+            "$SLURM_PROCID",
+            "srun --kill-on-bad-exit=1 -i /lustre/fsw/llm/shards/part_%t.txt python shard.py\n",
+        ),
+        (
+            'srun --kill-on-bad-exit=1 --output="$RUN_DIR/%j_${SLURM_PROCID}.log" python train.py\n',
+            "${SLURM_PROCID}",
+            'srun --kill-on-bad-exit=1 --output="$RUN_DIR/%j_%t.log" python train.py\n',
+        ),
+        (
+            "srun --kill-on-bad-exit=1 -o logs/100%%_$SLURM_PROCID.log python train.py\n",
+            "$SLURM_PROCID",
+            "srun --kill-on-bad-exit=1 -o logs/100%%_%t.log python train.py\n",
+        ),
+    ],
+)
+def test_file_name_fixed_with_srun_patterns(step, site, fixed_step):
+    text = HEAD + step
+    assert findings(text) == [("SBL201", 5, site, "safe")]
+    fixed = fix_text(text, SELECT)
+    assert fixed == HEAD + fixed_step
+    assert codes(fixed, SELECT) == []
+    assert_fixed_point(fixed, unsafe=True)
+
+
+@pytest.mark.parametrize(
+    "body,site,hint",
+    [
+        # through another variable: it may be used elsewhere too
+        ("LOG=logs/rank_$SLURM_PROCID.log\nsrun -o $LOG python train.py\n", "$SLURM_PROCID", "%t"),
+        ('SRUN="srun --kill-on-bad-exit=1 -o logs/node_$SLURM_NODEID.log"\n$SRUN python train.py\n', "$SLURM_NODEID", "%n"),
+        # no srun pattern for it
+        ("srun -e logs/local_$SLURM_LOCALID.err python train.py\n", "$SLURM_LOCALID", "%t"),
+        ("srun -o logs/rank_$RANK.log python train.py\n", "$RANK", "%t"),
+        ("srun -o logs/$SLURMD_NODENAME.log python train.py\n", "$SLURMD_NODENAME", "%N"),
+        ("srun -o logs/$HOSTNAME python train.py\n", "$HOSTNAME", "%N"),
+        # more than the bare variable, an open % before it, a backslash (srun then replaces nothing)
+        ("srun -o logs/rank_${SLURM_PROCID:-0}.log python train.py\n", "${SLURM_PROCID:-0}", "%t"),
+        ("srun -o logs/rank_%3$SLURM_PROCID.log python train.py\n", "$SLURM_PROCID", "%t"),
+        ('srun -o "logs\\\\rank_$SLURM_PROCID.log" python train.py\n', "$SLURM_PROCID", "%t"),
+    ],
+)
+def test_file_name_reported_without_fix(body, site, hint):
+    text = HEAD + body
+    found = findings(text)
+    assert len(found) == 1 and found[0][0] == "SBL201" and found[0][2] == site and found[0][3] is None
+    assert f"`{hint}`" in lint_text(text, ["SBL201"])[0].help
+    assert fix_text(text, SELECT, unsafe=True) == text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "srun --kill-on-bad-exit=1 -o logs/%j_rank_%t.log -e logs/%j_node_%n.err python train.py\n",
+        'srun --kill-on-bad-exit=1 --output="logs/%x_%N_%2t.log" python train.py\n',
+        # the batch shell's own files: not a step's
+        "echo started > out_$SLURM_PROCID\nsrun --kill-on-bad-exit=1 python train.py\n",
+        "python prepare.py > logs/prepare_$SLURM_NODEID.log 2>&1\nsrun --kill-on-bad-exit=1 python train.py\n",
+        # a bare number is srun's "this task only" form, not a file name
+        "srun --kill-on-bad-exit=1 --output=$SLURM_PROCID python train.py\n",
+        # one task (or one node) gets the batch shell's value anyway
+        "srun --ntasks=1 -o logs/prepare_$SLURM_PROCID.log python prepare.py\n",
+        "srun --nodes=1 -o logs/node_$SLURM_NODEID.log python prepare.py\n",
+        # job-wide values are the same in every task
+        "srun --kill-on-bad-exit=1 -o logs/$SLURM_JOB_ID/rank_%t.log python train.py\n",
+        # escaped: srun gets the text itself (not this rule's business)
+        "srun --kill-on-bad-exit=1 -o 'logs/rank_$SLURM_PROCID.log' python train.py\n",
+    ],
+)
+def test_file_name_nothing_new(body):
+    assert findings(HEAD + body) == []
+
+
+def test_directive_file_names_are_not_this_rule():
+    text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --output=logs/rank_$SLURM_PROCID.log\nsrun hostname\n"
+    assert codes(text, ["SBL201"]) == []
+
+
+def test_file_name_site_already_reported_once():
+    # LOG also reaches a task string: the string's finding covers the site, no second one
+    text = HEAD + 'LOG=logs/rank_$SLURM_PROCID.log\nsrun --kill-on-bad-exit=1 -o "$LOG" bash -c "python train.py --log $LOG"\n'
+    found = lint_text(text, ["SBL201"])
+    assert [(d.span.start, d.span.end) for d in found] == [(len(HEAD) + 14, len(HEAD) + 27)]
+    assert "when it builds `LOG`" in found[0].message
+
+
+@needs_bash
+def test_file_name_fix_gives_each_task_its_own_file(tmp_path):
+    text = HEAD + "srun --kill-on-bad-exit=1 --output=logs/rank_${SLURM_PROCID}.log python train.py --rank-from-env\n"
+    (tmp_path / "logs").mkdir()
+    run(text, tmp_path, FILE_SRUN)
+    assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == ["rank_0.log"]
+    assert len((tmp_path / "logs" / "rank_0.log").read_text().splitlines()) == 2  # both tasks in one file
+    shutil.rmtree(tmp_path / "logs")
+    (tmp_path / "logs").mkdir()
+    run(fix_text(text, SELECT), tmp_path, FILE_SRUN)
+    assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == ["rank_0.log", "rank_1.log"]

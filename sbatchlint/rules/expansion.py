@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Set, Tuple
 
-from ..diagnostics import Diagnostic, Fix, Severity
+from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.boundary import (
     IDENTIFIER,
     EarlyExpansion,
@@ -229,6 +229,86 @@ def _bash_c_form(occurrence: Occurrence, name: str) -> str:
     return occurrence.word.text.replace("${" + name + "}", "$" + name)
 
 
+# -- srun's own file-name options ------------------------------------------------------------------
+# srun opens these files for the tasks; a value the batch shell filled in is the same for all of them.
+FILE_NAME_OPTIONS = ("output", "error", "input")
+# The per-task values srun can put into a file name itself (its %t and %n patterns).
+FILE_NAME_PATTERN = {"SLURM_PROCID": "%t", "SLURM_NODEID": "%n"}
+# Scopes whose variable was meant to tell the tasks' (or nodes') files apart.
+FILE_NAME_SCOPES = ("task", "node", "launcher")
+
+
+def _file_name_pattern(name: str) -> Optional[str]:
+    """srun's pattern for what the variable holds in a task (None: srun has none)."""
+    if name in HOST_NAME_VARIABLES:
+        return "%N"
+    return FILE_NAME_PATTERN.get(SLURM_EQUIVALENT.get(name, name))
+
+
+def _value_start(option, text: str) -> int:
+    """Where the option's value starts in the rendered text of its last word."""
+    if len(option.words) > 1:
+        return 0
+    if option.written.startswith("--"):
+        return text.find("=") + 1
+    return 3 if text[2:3] == "=" else 2
+
+
+def _joins_a_pattern(before: str) -> bool:
+    """The value text before a spot ends in an open ``%`` (``%``, ``%3``, not ``%%``): srun would
+    read the next character as part of that pattern."""
+    stripped = before.rstrip("0123456789")
+    return (len(stripped) - len(stripped.rstrip("%"))) % 2 == 1
+
+
+def _file_name_findings(script, step, option, reported: Set[Tuple[int, int]]):
+    """(piece, scope, fixable pattern or None, why not fixed) for each per-task variable the batch
+    shell expands into one of srun's file-name options. ``reported`` holds the sites already
+    reported (and gains the new ones)."""
+    data = script.data
+    word = option.words[-1]
+    for value in (word.alternatives or [word.value]):
+        text = value.text
+        start = _value_start(option, text)
+        offset = 0
+        for piece in value.pieces:
+            at = offset
+            offset += len(piece.render())
+            if piece.known or piece.task or not piece.name or piece.span is None or at < start:
+                continue
+            name = piece.name
+            scope = early_scope(name, script, step)
+            if scope not in FILE_NAME_SCOPES:
+                continue
+            site = piece.span
+            key = (site.start, site.end)
+            written = data[site.start : site.end].decode("utf-8", errors="replace")
+            if key in reported or not (written.startswith("$" + name) or written.startswith("${" + name)):
+                continue
+            if at == start and offset == len(text) and name not in HOST_NAME_VARIABLES:
+                continue  # a bare number: srun's "only this task" mode, not a file name
+            if _same_as_batch_shell(name, scope, script, step):
+                continue
+            reported.add(key)
+            pattern = FILE_NAME_PATTERN.get(name)
+            reason = ""
+            if name in HOST_NAME_VARIABLES:
+                reason = f"`%N` is the node's short host name, which may differ from `{name}`"
+            elif scope == "launcher":
+                reason = f"`{name}` is set by a launcher, never by srun"
+            elif pattern is None:
+                reason = "srun has no file-name pattern for it"
+            elif written not in ("$" + name, "${" + name + "}"):
+                reason = f"`{written}` is more than the plain variable"
+            elif piece.via or not (word.span.start <= site.start and site.end <= word.span.end):
+                reason = "the value comes through another variable"
+            elif "\\" in text[start:]:
+                reason = "srun replaces no pattern in a file name that holds a backslash"
+            elif _joins_a_pattern(text[start:at]):
+                reason = "a `%` right before it would change the pattern"
+            yield piece, scope, (None if reason else pattern), reason
+
+
 @register
 class PerTaskVariableExpandedEarly(Rule):
     code = "SBL201"
@@ -251,12 +331,24 @@ class PerTaskVariableExpandedEarly(Rule):
         value anyway and is not reported, nor is a host name frozen into a rendezvous address
         (`MASTER_ADDR=$SLURMD_NODENAME`, `--rdzv_endpoint=$HOSTNAME:29500`): the first node's
         name is the right one there.
+
+        It also finds such a variable in a file name the step's srun opens for its tasks:
+        `--output`/`-o`, `--error`/`-e`, `--input`/`-i` (`srun --output=logs/rank_$SLURM_PROCID.log
+        …`), written in the option itself or reaching it through a variable (`-o "$LOG"`). A value
+        that is only the number (`--output=$SLURM_PROCID`) is srun's "this task only" form, not a
+        file name, and is left alone; `#SBATCH --output` lines are not shell-expanded at all and
+        belong to the directive rules.
     """
     why = """
         The batch shell runs once, on the first node of the job. It expands the string when the
         assignment runs, and every task then receives the same text: `--node_rank=0` on every
         node, so torchrun waits forever for the other node ranks, or every process claims rank 0
-        and the job hangs at initialization or overwrites the same files.
+        and the job hangs at initialization or overwrites the same files. In an srun file name the
+        batch shell's value makes every task write (or read) one and the same file:
+        `logs/rank_0.log` holds every rank's output interleaved, or the last writer's, and there is
+        no trace of which rank failed. srun fills in per-task names itself: `%t` is the task's
+        rank (what `SLURM_PROCID` holds), `%n` its node's index in the job (what `SLURM_NODEID`
+        holds), `%N` the node's short host name.
     """
     fix_safety = """
         Safe inside a string: a backslash before exactly that `$` (`\\$SLURM_NODEID`) leaves it to
@@ -269,6 +361,16 @@ class PerTaskVariableExpandedEarly(Rule):
         `SLURM_LOCALID`, `SLURM_NODEID`). On the step's command line no shell runs in the
         task, so there is no automatic fix: run the command through `bash -c '…'` with the
         variable in single quotes, as the help line shows.
+
+        Safe in srun's file-name options: exactly the bytes `$SLURM_PROCID`/`${SLURM_PROCID}`
+        become `%t` and `$SLURM_NODEID`/`${SLURM_NODEID}` become `%n`, which srun replaces with
+        the same numbers per task; every other byte stays. Only offered when the expansion is
+        written in that option word (not when it comes through a variable, which other commands
+        may use too), when it is a plain expansion (not `${SLURM_PROCID:-0}`), when the file name
+        holds no backslash (srun then replaces no pattern at all) and when no open `%` stands
+        right before it. `SLURM_LOCALID` and the launchers' variables have no srun pattern, and
+        `%N` (the short host name) may differ from `SLURMD_NODENAME`: those are reported with a
+        hint and no fix.
     """
     examples = (
         Bad(
@@ -379,9 +481,105 @@ class PerTaskVariableExpandedEarly(Rule):
             ),
             title="a one-task step gets the batch shell's value anyway",
         ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                #SBATCH --output=logs/%x_%j.out
+                srun --kill-on-bad-exit=1 --output=logs/rank_${SLURM_PROCID}.log \\
+                  -e "logs/node_$SLURM_NODEID.err" python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                #SBATCH --output=logs/%x_%j.out
+                srun --kill-on-bad-exit=1 --output=logs/rank_%t.log \\
+                  -e "logs/node_%n.err" python train.py
+                """
+            ),
+            count=2,
+            contains="every task writes the same file",
+            title="a per-task file name in srun's own --output/--error",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                LOG=logs/rank_$SLURM_PROCID.log
+                srun --kill-on-bad-exit=1 -o "$LOG" -e logs/local_$SLURM_LOCALID.err python train.py
+                """
+            ),
+            count=2,
+            title="through a variable, or with no srun pattern: reported, not fixed",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                echo "batch shell: task $SLURM_PROCID" > logs/batch_$SLURM_PROCID.txt
+                srun --kill-on-bad-exit=1 --output=logs/%j_rank_%t.log --error=logs/%j_node_%n.err python train.py
+                srun --ntasks=1 --output=logs/prepare_$SLURM_PROCID.log python prepare.py
+                """
+            ),
+            title="srun's own patterns, the batch shell's own files, a one-task step",
+        ),
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
+        reported: Set[Tuple[int, int]] = set()
+        for diagnostic in self._task_commands(script):
+            reported.add((diagnostic.span.start, diagnostic.span.end))
+            yield diagnostic
+        for step in script.steps:
+            for option in step.options:
+                if option.name in FILE_NAME_OPTIONS:
+                    for finding in _file_name_findings(script, step, option, reported):
+                        yield self._file_name_report(script, step, option, *finding)
+
+    def _file_name_report(self, script, step, option, piece, scope: str, pattern: Optional[str], reason: str) -> Diagnostic:
+        written = script.text(piece.span)
+        line = _line(script, step.span.start)
+        frozen = {
+            "task": "to task 0's value",
+            "node": "to the first node's value",
+        }.get(scope, "to the batch shell's own value (usually empty)")
+        if option.name == "input":
+            consequence = "every task reads the same file instead of its own"
+        else:
+            consequence = "every task writes the same file, so their outputs interleave or overwrite each other"
+        message = (
+            f"`{written}` in `srun {option.written}` (line {line}) is expanded once by the batch shell, "
+            f"{frozen}: {consequence}"
+        )
+        if pattern is not None:
+            meaning = "rank" if pattern == "%t" else "node id"
+            fix = Fix.safe(f"write srun's `{pattern}` pattern", Edit(piece.span, pattern))
+            help = f"write `{pattern}`: srun fills in each task's {meaning} itself"
+            return self.report(script, piece.span, message, fix, label="the same for every task", help=help)
+        hint = _file_name_pattern(piece.name)
+        if hint is not None:
+            help = f"write srun's file-name pattern `{hint}` instead (not fixed automatically: {reason})"
+        else:
+            help = (
+                "srun has no file-name pattern for the node-local id: name the files by rank with `%t` "
+                "(or `%N_%t`), or redirect inside the task with `bash -c '… > file_$SLURM_LOCALID'`"
+            )
+        return self.report(script, piece.span, message, None, label="the same for every task", help=help)
+
+    def _task_commands(self, script) -> Iterator[Diagnostic]:
         for entry in early_expansions(script):
             relevant = [
                 o
