@@ -360,6 +360,7 @@ class Containers:
         for container in self.steps:
             container.auto_mounts = self.auto_mounts
         self._env_cache: Dict[Tuple[int, str], EnvSetting] = {}
+        self._settable: Dict[int, set] = {}  # per step: the names something may set (see _may_be_set)
         self.host_paths: List[PathUse] = _host_paths(script)
         self.container_paths: List[PathUse] = []
         for container in self.steps:
@@ -437,9 +438,29 @@ class Containers:
     # -- environment of a task ------------------------------------------------------------------
     def task_env(self, step: Step, name: str) -> EnvSetting:
         key = (id(step), name)
-        if key not in self._env_cache:
-            self._env_cache[key] = _task_env(self.script, step, name)
-        return self._env_cache[key]
+        found = self._env_cache.get(key)
+        if found is None:
+            if self._may_be_set(step, name):
+                found = _task_env(self.script, step, name)
+            else:
+                found = EnvSetting(name, [], "unset")  # what _task_env finds, without the search
+            self._env_cache[key] = found
+        return found
+
+    def _may_be_set(self, step: Step, name: str) -> bool:
+        """False when nothing can set ``name`` for the step's tasks: no assignment in the batch
+        script, none before the task command or in its string, and no mention in ``--export``."""
+        names = self._settable.get(id(step))
+        if names is None:
+            names = set(self.script.values.assignments)
+            for command in step.task_commands:
+                names.update(env.name for env in command.env)
+            names.update(task_string_assignments(self.script, step))
+            self._settable[id(step)] = names
+        if name in names:
+            return True
+        export = step.option("export")
+        return export is not None and export.value is not None and name in export.value
 
     # -- building the container side ------------------------------------------------------------
     def _container_paths(self, container: StepContainer) -> List[PathUse]:
@@ -517,18 +538,15 @@ def site_span(pieces: Sequence[Piece], context: Optional[Sequence[Piece]] = None
     located = [p for p in pieces if p.span is not None]
     if not located:
         return None
-    everything = [p for p in (context if context is not None else pieces) if p.span is not None]
     own = _extent(located)
-    extents: Dict[int, Optional[Dict[Tuple[int, int], int]]] = {}  # per site object: what it brought
+    extents: Optional[Dict[Tuple[int, int], Dict[Tuple[int, int], int]]] = None  # what each site brought
     spans: List[Span] = []
     for piece in located:
         span = piece.span
         for site in piece.via:  # innermost first: keep the outermost one inside the run
-            key = id(site)
-            if key in extents:
-                through = extents[key]
-            else:
-                through = extents[key] = _extent([p for p in everything if site in p.via])
+            if extents is None:
+                extents = context.site_extents() if isinstance(context, Context) else _site_extents(pieces if context is None else context)
+            through = extents.get((site.start, site.end))
             if through is None or not _within(through, own):
                 break
             span = site
@@ -542,9 +560,44 @@ def site_span(pieces: Sequence[Piece], context: Optional[Sequence[Piece]] = None
     return Span(spans[0].start, spans[-1].end)
 
 
+class Context(list):
+    """The pieces of one command's argv (see ``command_pieces``), with what each expansion site
+    brought into it indexed once for every ``site_span`` asked in that command. Read only."""
+
+    __slots__ = ("_extents",)
+
+    def site_extents(self) -> Dict[Tuple[int, int], Dict[Tuple[int, int], int]]:
+        try:
+            return self._extents
+        except AttributeError:
+            self._extents = _site_extents(self)
+            return self._extents
+
+
 def command_pieces(command: Command) -> List[Piece]:
-    """Every piece of a command's argv: the context for ``site_span`` of anything in it."""
-    return [p for word in command.argv for p in word.pieces]
+    """Every piece of a command's argv: the context for ``site_span`` of anything in it (built
+    once per command; shared, do not modify)."""
+    found = command.__dict__.get("_pieces")
+    if found is None:
+        found = command.__dict__["_pieces"] = Context(p for word in command.argv for p in word.pieces)
+    return found
+
+
+def _site_extents(pieces: Sequence[Piece]) -> Dict[Tuple[int, int], Dict[Tuple[int, int], int]]:
+    """For every expansion site (by its span) in the pieces' ``via``: the source bytes of the
+    pieces it brought (those with a span), as ``_extent`` gives them."""
+    brought: Dict[Tuple[int, int], List[Piece]] = {}
+    for piece in pieces:
+        if piece.span is None or not piece.via:
+            continue
+        keys = {(site.start, site.end) for site in piece.via}  # a piece counts once per site
+        for key in keys:
+            group = brought.get(key)
+            if group is None:
+                brought[key] = [piece]
+            else:
+                group.append(piece)
+    return {key: _extent(group) for key, group in brought.items()}  # type: ignore[misc]
 
 
 def _extent(pieces: Sequence[Piece]) -> Optional[Dict[Tuple[int, int], int]]:
