@@ -8,9 +8,10 @@ Two uses, one analysis:
   ``--container-env=``, ``-e NAME=…``, Hydra-style ``wandb.api_key=…``), secret-named options
   (``--token VALUE``, ``--hf-token=VALUE``), ``wandb login [--relogin] KEY``, the same inside
   ``bash -c`` strings, ``#SBATCH --export=NAME=VALUE``, and known credential shapes anywhere
-  (Hugging Face, GitHub, AWS access keys, ``sk-`` keys). A secret is ``live`` when bash or sbatch
-  acts on it; one in an ordinary comment is not live (SBL401 does not report it) but is still a
-  secret: commented-out credentials are still credentials, so their values are redacted too.
+  (Hugging Face, GitHub, GitLab, Slack tokens and webhook URLs, AWS access keys, ``sk-`` keys).
+  A secret is ``live`` when bash or sbatch acts on it; one in an ordinary comment is not live
+  (SBL401 does not report it) but is still a secret: commented-out credentials are still
+  credentials, so their values are redacted too.
   Comments, heredoc bodies and regions the parser could not read are scanned as text.
 - ``find(source)`` / ``values(source)`` give the report layer every span and value to hide;
   ``mask`` is the only form in which the tool prints one (first 3 characters and ``…``);
@@ -47,6 +48,8 @@ class Shape:
     classes: int  # how many of (upper, lower, digit) the body must mix to look random
 
 
+_GITLAB_BODY = r"[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*"
+
 SHAPES: Tuple[Shape, ...] = (
     Shape("GitHub fine-grained token", r"(?<![A-Za-z0-9_])github_pat_(?P<body>[A-Za-z0-9_]{40,})", "GH_TOKEN", 2),
     Shape("Hugging Face token", r"(?<![A-Za-z0-9_])hf_(?P<body>[A-Za-z0-9]{30,})", "HF_TOKEN", 2),
@@ -54,6 +57,24 @@ SHAPES: Tuple[Shape, ...] = (
     Shape("AWS access key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)(?P<body>[A-Z0-9]{16})(?![A-Za-z0-9])", "AWS_ACCESS_KEY_ID", 1),
     Shape("Anthropic API key", r"(?<![A-Za-z0-9_\-])sk-ant-(?P<body>[A-Za-z0-9_\-]{20,})", "ANTHROPIC_API_KEY", 3),
     Shape("OpenAI-style API key", r"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?P<body>[A-Za-z0-9_\-]{20,})", "OPENAI_API_KEY", 3),
+    # GitLab: 20 URL-safe characters after the prefix; the newer "routable" tokens are longer and
+    # carry ``.``-separated parts (a CI job token may be a JWT). An instance-wide prefix may come
+    # before (``acme-glpat-…``): the match starts at the GitLab prefix.
+    Shape("GitLab access token", r"(?<![A-Za-z0-9_])glpat-(?P<body>%s)" % _GITLAB_BODY, "GITLAB_TOKEN", 2),
+    Shape("GitLab CI job token", r"(?<![A-Za-z0-9_])glcbt-(?P<body>%s)" % _GITLAB_BODY, "CI_JOB_TOKEN", 2),
+    Shape("GitLab deploy token", r"(?<![A-Za-z0-9_])gldt-(?P<body>%s)" % _GITLAB_BODY, "GITLAB_DEPLOY_TOKEN", 2),
+    Shape("GitLab runner token", r"(?<![A-Za-z0-9_])glrt-(?P<body>%s)" % _GITLAB_BODY, "GITLAB_RUNNER_TOKEN", 2),
+    # Slack: bot, user, workspace, legacy and refresh tokens (and ``xoxe.xoxp-`` configuration
+    # tokens); after the prefix a real one starts with a number (team, version) and a dash.
+    Shape("Slack token", r"(?<![A-Za-z0-9_])(?:xoxe\.)?xox[bpase]-(?P<body>[0-9]+-[A-Za-z0-9\-]{8,})", "SLACK_TOKEN", 2),
+    # A Slack incoming webhook: the path after the host is the secret (team, channel hook, key).
+    # No conventional variable holds only the path, so there is no automatic fix.
+    Shape(
+        "Slack webhook URL",
+        r"(?<=hooks\.slack\.com/services/)T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/(?P<body>[A-Za-z0-9]{16,})(?![A-Za-z0-9])",
+        "",
+        2,
+    ),
 )
 # Literal text every match of a shape contains: a scan is skipped when none is there (the
 # patterns start with a look-behind, so the regex engine itself cannot search for the literal).
@@ -64,8 +85,19 @@ _SHAPE_HINTS = {
     "AWS access key": ("AKIA", "ASIA"),
     "Anthropic API key": ("sk-ant-",),
     "OpenAI-style API key": ("sk-",),
+    "GitLab access token": ("glpat-",),
+    "GitLab CI job token": ("glcbt-",),
+    "GitLab deploy token": ("gldt-",),
+    "GitLab runner token": ("glrt-",),
+    "Slack token": ("xox",),  # one test for xoxb-, xoxp-, xoxa-, xoxs-, xoxe-
+    "Slack webhook URL": ("hooks.slack.com/services/",),
 }
 _SHAPE_TEXT = [(shape, re.compile(shape.pattern), _SHAPE_HINTS[shape.kind]) for shape in SHAPES]
+# One pass answers "could any shape be in this text?" before the per-shape checks: nearly every
+# value holds no hint at all, and one alternation costs less than a test per hint.
+_ANY_HINT = re.compile(
+    "|".join(re.escape(h) for h in sorted({h for hints in _SHAPE_HINTS.values() for h in hints}, key=len, reverse=True))
+)
 _SHAPE_BYTES = [
     (shape, re.compile(shape.pattern.encode("ascii")), tuple(h.encode("ascii") for h in _SHAPE_HINTS[shape.kind]))
     for shape in SHAPES
@@ -85,6 +117,11 @@ NAMED_KINDS = {
     "OPENAI_API_KEY": "OpenAI API key",
     "ANTHROPIC_API_KEY": "Anthropic API key",
     "NGC_API_KEY": "NGC API key",
+    "GITLAB_TOKEN": "GitLab token",
+    "GITLAB_PRIVATE_TOKEN": "GitLab token",
+    "SLACK_TOKEN": "Slack token",
+    "SLACK_BOT_TOKEN": "Slack token",
+    "SLACK_USER_TOKEN": "Slack token",
 }
 
 # -- names -------------------------------------------------------------------------------------
@@ -95,9 +132,10 @@ _NOT_A_SECRET_SUFFIX = re.compile(
     r"METHOD|POLICY|FORMAT|HEADER|PREFIX|ROTATION|TTL|EXPIRY|EXPIRES|EXPIRATION)$"
 )
 _NOT_A_SECRET_PREFIX = re.compile(r"^(?:USE|ENABLE|DISABLE|NO|SKIP|REQUIRE|REQUIRES|HAS|IS|WITH|WITHOUT|NUM|MAX|MIN|N)_")
-# Tokenizer vocabulary entries, not credentials: PAD_TOKEN, EOS_TOKEN, IMAGE_TOKEN …
+# Tokenizer vocabulary entries, not credentials: PAD_TOKEN, EOS_TOKEN, IMAGE_TOKEN … (but
+# SLACK_BOT_TOKEN and SLACK_USER_TOKEN are Slack's own names for its credentials)
 _TOKENIZER_TOKEN = re.compile(
-    r"(?:^|_)(?:PAD|EOS|BOS|UNK|SEP|CLS|MASK|SPECIAL|IMAGE|IMG|AUDIO|VIDEO|START|END|STOP|BOT|EOT|EOD|"
+    r"(?:^|_)(?<!SLACK_)(?:PAD|EOS|BOS|UNK|SEP|CLS|MASK|SPECIAL|IMAGE|IMG|AUDIO|VIDEO|START|END|STOP|BOT|EOT|EOD|"
     r"NEW|FIM|MIDDLE|SUFFIX|PREFIX|THINK|TOOL|SYSTEM|USER|ASSISTANT|CHAT|VISION|PLACEHOLDER|ADDITIONAL|"
     r"DECODER|ENCODER|MAX|MIN|NUM|N)_TOKEN$"
 )
@@ -141,7 +179,9 @@ _PLACEHOLDER_PARTS = re.compile(
     r"fill_?in|_here$|-here$|x{4,}|\*{3,}|\.{3}|…|<|>|\{\{|\}\}",
     re.IGNORECASE,
 )
-_KNOWN_PREFIX = re.compile(r"^(?:hf_|gh[pousr]_|github_pat_|sk-(?:proj-|ant-|svcacct-|admin-)?)")
+_KNOWN_PREFIX = re.compile(
+    r"^(?:hf_|gh[pousr]_|github_pat_|sk-(?:proj-|ant-|svcacct-|admin-)?|gl(?:pat|cbt|dt|rt)-|(?:xoxe\.)?xox[bpase]-)"
+)
 _CREDENTIAL_CHARS = re.compile(r"^[A-Za-z0-9_\-.+/=:~@!%^&*]+$")
 _VARIABLE_NAME_VALUE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
@@ -177,6 +217,8 @@ def _shape_ok(shape: Shape, match) -> bool:
 
 def shape_of(text: str) -> Optional[Shape]:
     """The credential shape ``text`` is (entirely), or None."""
+    if _ANY_HINT.search(text) is None:
+        return None
     for shape, pattern, hints in _SHAPE_TEXT:
         if not any(hint in text for hint in hints):
             continue
@@ -187,6 +229,8 @@ def shape_of(text: str) -> Optional[Shape]:
 
 
 def shapes_in(text: str) -> Iterator[Tuple[Shape, int, int]]:
+    if _ANY_HINT.search(text) is None:
+        return
     for shape, pattern, hints in _SHAPE_TEXT:
         if not any(hint in text for hint in hints):
             continue

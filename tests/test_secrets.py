@@ -25,6 +25,31 @@ AWS_SECRET = "wJal" + "rX9/" * 9
 OPENAI = "sk-proj-" + "Ab3d" * 12
 WANDB = "0a1b2c3d4e" * 4
 PASSWORD = "Tr0ub4dor-" + "x7Q"
+GITLAB = "glpat-" + "Gl7q" * 5  # the classic form: 20 URL-safe characters
+GITLAB_ROUTABLE = "glpat-" + "R0ut" * 10 + ".01." + "k3" + "m9x2p7q"  # the newer, longer form with dots
+GITLAB_JOB = "glcbt-" + "6f_" + "Jb4w" * 5
+GITLAB_JOB_JWT = "glcbt-" + "eyJ" + "hBg9" * 6 + "." + "eyJ" + "pL0w" * 10 + "." + "Sg7u" * 8
+GITLAB_DEPLOY = "gldt-" + "Dp2z" * 5
+GITLAB_RUNNER = "glrt-" + "Rn8v" * 5
+SLACK_BOT = "xoxb-" + "1029384756" + "-" + "5647382910123" + "-" + "Sk9d" * 6
+SLACK_USER = "xoxp-" + "1029384756-1029384757-1029384758-" + "a7f3" * 8
+SLACK_REFRESH = "xoxe-1-" + "My0x" * 30
+SLACK_CONFIG = "xoxe.xoxp-1-" + "Mi0y" * 40
+SLACK_HOOK = "T0" + "FAKE0001" + "/B0" + "FAKE0002" + "/" + "Wh9k" * 6  # the secret path of a webhook URL
+HOOK_URL = "https://hooks.slack.com/services/" + SLACK_HOOK
+NEW_SHAPES = [
+    (GITLAB, "GitLab access token"),
+    (GITLAB_ROUTABLE, "GitLab access token"),
+    (GITLAB_JOB, "GitLab CI job token"),
+    (GITLAB_JOB_JWT, "GitLab CI job token"),
+    (GITLAB_DEPLOY, "GitLab deploy token"),
+    (GITLAB_RUNNER, "GitLab runner token"),
+    (SLACK_BOT, "Slack token"),
+    (SLACK_USER, "Slack token"),
+    (SLACK_REFRESH, "Slack token"),
+    (SLACK_CONFIG, "Slack token"),
+]
+ALL_TOKENS = [HF, GH, GHO, GH_FINE, AWS, AWS_SECRET, OPENAI, WANDB, PASSWORD] + [t for t, _ in NEW_SHAPES] + [SLACK_HOOK]
 
 HEAD = "#!/bin/bash\n#SBATCH --nodes=1\n"
 REF = "${%s:?set %s in the environment before sbatch}"
@@ -64,6 +89,26 @@ FIRES = [
     ("HF_TOKEN=${HF_TOKEN:-%s}\n" % HF, "Hugging Face token"),
     ("python train.py logger.wandb.api_key=%s\n" % WANDB, "API key"),
     ("cat > ~/.netrc <<EOF\nmachine hub password %s\nEOF\n" % HF, "Hugging Face token"),
+    # GitLab
+    ("export GITLAB_TOKEN=%s\n" % GITLAB, "GitLab access token"),
+    ("git clone https://oauth2:%s@gitlab.com/org/data.git\n" % GITLAB, "GitLab access token"),
+    ("git clone https://oauth2:%s@gitlab.com/org/data.git\n" % GITLAB_ROUTABLE, "GitLab access token"),
+    ("git clone https://gitlab-ci-token:%s@gitlab.example.org/g/p.git\n" % GITLAB_JOB, "GitLab CI job token"),
+    ("curl -sf -H \"JOB-TOKEN: %s\" https://gitlab.example.org/api/v4/jobs\n" % GITLAB_JOB_JWT, "GitLab CI job token"),
+    ("srun --export=ALL,DEPLOY_PASSWORD=%s python fetch.py\n" % GITLAB_DEPLOY, "GitLab deploy token"),
+    ("gitlab-runner register --url https://gitlab.example.org --token %s\n" % GITLAB_RUNNER, "GitLab runner token"),
+    ("srun bash -c \"curl --header PRIVATE-TOKEN:%s https://gitlab.com/api/v4/projects\"\n" % GITLAB, "GitLab access token"),
+    ("#SBATCH --export=ALL,GITLAB_TOKEN=%s\nsrun hostname\n" % GITLAB, "GitLab access token"),
+    ("cat > ~/.netrc <<EOF\nmachine gitlab.com login oauth2 password %s\nEOF\n" % GITLAB, "GitLab access token"),
+    # Slack
+    ("export SLACK_BOT_TOKEN=%s\n" % SLACK_BOT, "Slack token"),
+    ('curl -s -H "Authorization: Bearer %s" https://slack.com/api/auth.test\n' % SLACK_USER, "Slack token"),
+    ("python notify.py --slack-token %s\n" % SLACK_REFRESH, "Slack token"),
+    ("MANIFEST_TOKEN='%s'\n" % SLACK_CONFIG, "Slack token"),
+    ("srun --export=ALL,SLACK_TOKEN=%s python train.py\n" % SLACK_BOT, "Slack token"),
+    ("curl -s -d '{\"text\": \"done\"}' %s\n" % HOOK_URL, "Slack webhook URL"),
+    ("SLACK_WEBHOOK_URL=%s\n" % HOOK_URL, "Slack webhook URL"),
+    ('srun bash -c "python train.py && curl -s -d done %s"\n' % HOOK_URL, "Slack webhook URL"),
 ]
 
 
@@ -72,7 +117,7 @@ def test_hardcoded_secret_fires(body, kind):
     diagnostics = found(body, "SBL401")
     assert len(diagnostics) == 1, [d.message for d in diagnostics]
     assert kind in diagnostics[0].message
-    for token in (HF, GH, GHO, GH_FINE, AWS, AWS_SECRET, OPENAI, WANDB, PASSWORD):
+    for token in ALL_TOKENS:
         assert token not in diagnostics[0].message
         assert token not in (diagnostics[0].help or "")
         if diagnostics[0].fix is not None:
@@ -107,12 +152,81 @@ SILENT = [
     "srun --export=ALL,HF_TOKEN python fetch.py\n",
     "srun --container-image=img --container-env=HF_TOKEN,WANDB_API_KEY python fetch.py\n",
     "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n",
+    # near misses of the GitLab and Slack shapes
+    "GLPAT_FILE=$HOME/.config/glpat\nexport GITLAB_GLPAT_PATH=/run/secrets/glpat\n",
+    "export glpat_dir=/scratch/glpat-cache\n",
+    "git clone https://gitlab.com/org/data.git\npip install git+https://gitlab.com/org/tools.git@v1.2\n",
+    "python train.py --run-name glpat-sweep-lr3e4 --tags gldt-ablation\n",
+    "GITLAB_TOKEN=glpat-xxxxxxxxxxxxxxxxxxxx\n",
+    "GITLAB_TOKEN='glpat-<your token>'\n",
+    "export CI_JOB_TOKEN=$CI_JOB_TOKEN\n",
+    "# the bot needs a xoxb- token in SLACK_BOT_TOKEN\nsrun hostname\n",
+    'echo "set SLACK_BOT_TOKEN to your xoxb- token first"\n',
+    "SLACK_BOT_TOKEN=xoxb-your-bot-token\n",
+    "python notify.py --channel xoxb-alerts-channel-name\n",
+    "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX\n",
+    "curl -s -d done https://hooks.slack.com/services/\n",
+    'curl -s -d done "${SLACK_WEBHOOK_URL:?set SLACK_WEBHOOK_URL}"\n',
+    "export SLACK_BOT_TOKEN=$(cat ~/.slack_token)\n",
+    "# old runner token: %s\n" % GITLAB_RUNNER,
+    "# webhook: %s\n" % HOOK_URL,
 ]
 
 
 @pytest.mark.parametrize("body", SILENT, ids=[f"silent{i}" for i in range(len(SILENT))])
 def test_hardcoded_secret_silent(body):
     assert not found(body, "SBL401"), [d.message for d in found(body, "SBL401")]
+
+
+@pytest.mark.parametrize("token,kind", NEW_SHAPES, ids=[f"shape{i}" for i in range(len(NEW_SHAPES))])
+def test_gitlab_and_slack_shapes(token, kind):
+    shape = secrets.shape_of(token)
+    assert shape is not None and shape.kind == kind
+    for before, after in (("", ""), ("x ", " y"), ('"', '"'), ("=", ";"), ("oauth2:", "@gitlab.com/g/p")):
+        text = before + token + after
+        assert [(s.kind, text[a:b]) for s, a, b in secrets.shapes_in(text)] == [(kind, token)]
+
+
+def test_slack_webhook_shape_is_the_path():
+    text = "curl -d done %s\n" % HOOK_URL
+    assert [(s.kind, text[a:b]) for s, a, b in secrets.shapes_in(text)] == [("Slack webhook URL", SLACK_HOOK)]
+    (diagnostic,) = found("curl -s -d done %s\n" % HOOK_URL, "SBL401")
+    source = Source((HEAD + "curl -s -d done %s\n" % HOOK_URL).encode())
+    assert source.text(diagnostic.span) == SLACK_HOOK  # the host stays visible, the path is masked
+    assert diagnostic.fix is None and "`T0F…`" in diagnostic.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "glpat-",
+        "glpat-personal-access-token-here",
+        "xoxb-",
+        "xoxb-my-bot-token",
+        "xoxb-1234567890-your-token-here",
+        "xoxp-0000000000-0000000000",
+        "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "https://gitlab.com/org/project/-/merge_requests/12",
+        "GLPAT_TOKEN_FILE my_glpat-" + "Gl7q" * 5,
+    ],
+)
+def test_gitlab_and_slack_near_misses_are_no_shape(text):
+    assert list(secrets.shapes_in(text)) == []
+
+
+def test_slack_token_names_are_secret_names():
+    # SLACK_BOT_TOKEN / SLACK_USER_TOKEN are credentials, not tokenizer entries like BOT_TOKEN
+    assert secrets.is_secret_name("SLACK_BOT_TOKEN") and secrets.is_secret_name("SLACK_USER_TOKEN")
+    assert not secrets.is_secret_name("BOT_TOKEN") and not secrets.is_secret_name("EOS_TOKEN")
+    assert found("export SLACK_BOT_TOKEN=$(cat ~/.slack)\necho $SLACK_BOT_TOKEN\n", "SBL402")
+
+
+def test_commented_gitlab_and_slack_tokens_are_redacted():
+    body = "# export GITLAB_TOKEN=%s\n# notify: %s\n# %s\nsrun hostname\n" % (GITLAB, HOOK_URL, SLACK_BOT)
+    source = Source((HEAD + body).encode())
+    values = secrets.values(source)
+    assert GITLAB in values and SLACK_HOOK in values and SLACK_BOT in values
+    assert not [s for s in secrets.find(source) if s.live]
 
 
 def test_commented_secret_is_still_redacted():
@@ -145,6 +259,16 @@ FIXES = [
         "srun bash -c 'python fetch.py --token %s'\n" % ref("HF_TOKEN"),
     ),
     ('srun bash -c "wandb login %s && python train.py"\n' % WANDB, 'srun bash -c "wandb login && python train.py"\n'),
+    (
+        "git clone https://oauth2:%s@gitlab.com/org/data.git\n" % GITLAB,
+        'git clone https://oauth2:"%s"@gitlab.com/org/data.git\n' % ref("GITLAB_TOKEN"),
+    ),
+    ("export SLACK_BOT_TOKEN=%s\n" % SLACK_BOT, "export SLACK_BOT_TOKEN=%s\n" % ref("SLACK_BOT_TOKEN")),
+    (
+        'curl -s -H "Authorization: Bearer %s" https://slack.com/api/auth.test\n' % SLACK_BOT,
+        'curl -s -H "Authorization: Bearer %s" https://slack.com/api/auth.test\n' % ref("SLACK_TOKEN"),
+    ),
+    ("srun --export=ALL,GITLAB_TOKEN=%s python fetch.py\n" % GITLAB, "srun --export=ALL,GITLAB_TOKEN python fetch.py\n"),
 ]
 
 
@@ -350,6 +474,14 @@ def test_xtrace_reports_once_per_variable_and_region():
 # -- redaction -----------------------------------------------------------------------------------------
 
 
+def test_redact_masks_gitlab_and_slack_shapes_it_was_not_told_about():
+    text = "clone with %s, post to %s, bot %s, job %s" % (GITLAB_ROUTABLE, HOOK_URL, SLACK_BOT, GITLAB_JOB_JWT)
+    redacted = secrets.redact(text)
+    for token in (GITLAB_ROUTABLE, SLACK_HOOK, SLACK_BOT, GITLAB_JOB_JWT):
+        assert token not in redacted and token[3:15] not in redacted
+    assert "glp…" in redacted and "https://hooks.slack.com/services/T0F…" in redacted and "xox…" in redacted
+
+
 def test_mask_and_redact():
     assert secrets.mask(HF) == "hf_…"
     text = f"token {HF} and half of it {HF[:20]} and a shape {GH}"
@@ -371,7 +503,7 @@ def test_redacting_stream():
 
 # -- end to end: the real command line never prints a secret ---------------------------------------------
 
-E2E_TOKENS = [HF, GH, WANDB, AWS, OPENAI, PASSWORD, GH_FINE]
+E2E_TOKENS = [HF, GH, WANDB, AWS, OPENAI, PASSWORD, GH_FINE, GITLAB, GITLAB_JOB, GITLAB_DEPLOY, SLACK_BOT, SLACK_HOOK]
 E2E_SCRIPT = f"""#!/bin/bash
 #SBATCH --nodes=2
 #SBATCH --ntasks-per-node=1
@@ -385,6 +517,11 @@ wandb login {WANDB}
 echo "using $HF_TOKEN"
 CMD="python train.py --openai-key {OPENAI} --token $HF_TOKEN"
 srun bash -c "$CMD --hub-token {HF}"
+export GITLAB_TOKEN={GITLAB}
+git clone https://gitlab-ci-token:{GITLAB_JOB}@gitlab.example.org/g/p.git
+# deploy token, rotated: {GITLAB_DEPLOY}
+curl -s -H "Authorization: Bearer {SLACK_BOT}" https://slack.com/api/auth.test
+curl -s -d '{{"text": "done"}}' {HOOK_URL}
 """
 
 
@@ -422,6 +559,11 @@ def test_no_output_ever_shows_a_secret(tmp_path):
         assert done.returncode in (0, 1), (output_format, done.stderr[-2000:])
         _assert_clean(done, output_format)
         shown_masked = shown_masked or "hf_…" in done.stdout
+        if output_format == "text":  # the source line is shown with the webhook's host, its path masked
+            assert "hooks.slack.com/services/T0F…" in done.stdout
+        if output_format in ("text", "json"):
+            for masked in ("glp…", "glc…", "xox…", "T0F…"):
+                assert masked in done.stdout, (output_format, masked)
     assert shown_masked, "the masked form appears in no output"
     for extra in (["--diff"], ["--diff", "--unsafe-fixes"], ["--statistics"], ["--select", "SBL4", "-q"]):
         done = _run([str(script), *extra], tmp_path)
@@ -437,7 +579,7 @@ def test_no_output_ever_shows_a_secret(tmp_path):
             _assert_clean(done, " ".join(extra) + " " + output_format)
     # the fixed file no longer holds the live credentials (the commented ones stay, masked in output)
     fixed = (tmp_path / "copy2.sh").read_text()
-    for token in (HF, GH, WANDB, OPENAI, PASSWORD):
+    for token in (HF, GH, WANDB, OPENAI, PASSWORD, GITLAB, GITLAB_JOB, SLACK_BOT):
         assert token not in fixed
     # several files in worker processes
     batch = tmp_path / "many"

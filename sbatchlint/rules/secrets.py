@@ -18,6 +18,8 @@ from .base import Bad, Good, Rule, clean
 # Obviously fake values in the documentation's examples, in the real shapes.
 FAKE_HF = "hf_" + "FakeD0csT0kenN0tReal" + "AbCdEfGh123456"
 FAKE_WANDB = "0123456789abcdef" * 2 + "01234567"
+FAKE_GITLAB = "glpat-" + "FakeD0csT0kenN0tReal"
+FAKE_SLACK_HOOK = "T00FAKE00/B00FAKE00/" + "FakeD0csH00kN0tReal0000"
 
 _WHERE = {
     "assignment": "assigned to {name}",
@@ -36,15 +38,19 @@ class HardcodedSecret(Rule):
     code = "SBL401"
     name = "hardcoded-secret"
     severity = Severity.ERROR
-    summary = "A literal credential (Hugging Face, GitHub, W&B, AWS, `sk-` key, or a secret-named variable) in the script."
+    summary = "A literal credential (Hugging Face, GitHub, GitLab, Slack, W&B, AWS, `sk-` key, or a secret-named variable) in the script."
     what = """
         Finds credentials written into the script itself: Hugging Face tokens (`hf_…`), GitHub
-        tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_…`), AWS access keys
-        (`AKIA…`, `ASIA…`), OpenAI/Anthropic-style `sk-…` keys wherever they appear, and any
-        literal given to a secret-named variable (`*_TOKEN`, `*_API_KEY`, `*SECRET*`,
-        `*PASSWORD*`: `WANDB_API_KEY`, `AWS_SECRET_ACCESS_KEY`, …) in an assignment, `export`,
-        `declare -x`, a `NAME=… command` prefix, an `--export=NAME=…` list (on `srun`, `sbatch`
-        or `#SBATCH`), a `--token VALUE` option, `wandb login KEY`, or inside a `bash -c` string.
+        tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_…`), GitLab personal,
+        project and group access tokens (`glpat-…`), CI job (`glcbt-…`), deploy (`gldt-…`) and
+        runner (`glrt-…`) tokens, Slack tokens (`xoxb-`, `xoxp-`, `xoxa-`, `xoxs-`, `xoxe-…`)
+        and incoming-webhook URLs (`https://hooks.slack.com/services/T…/B…/…`, whose path is
+        the secret), AWS access keys (`AKIA…`, `ASIA…`), OpenAI/Anthropic-style `sk-…` keys
+        wherever they appear, and any literal given to a secret-named variable (`*_TOKEN`,
+        `*_API_KEY`, `*SECRET*`, `*PASSWORD*`: `WANDB_API_KEY`, `AWS_SECRET_ACCESS_KEY`, …) in
+        an assignment, `export`, `declare -x`, a `NAME=… command` prefix, an `--export=NAME=…`
+        list (on `srun`, `sbatch` or `#SBATCH`), a `--token VALUE` option, `wandb login KEY`, or
+        inside a `bash -c` string.
 
         Placeholders are not reported: `hf_your_token_here`, `<YOUR_HF_TOKEN>`, `changeme`,
         `xxxx…`, `***`, empty values, and values the shell fills in (`$HF_TOKEN`,
@@ -67,6 +73,7 @@ class HardcodedSecret(Rule):
         `--export=…,NAME=VALUE` list the value is dropped: `NAME` alone passes it on from the
         environment. `wandb login KEY` becomes `wandb login`, which reads `WANDB_API_KEY` from
         the environment; the key is not put back on the command line, where `ps` would show it.
+        A Slack webhook's path has no automatic fix: no conventional variable holds it alone.
     """
     examples = (
         Bad(
@@ -166,6 +173,39 @@ class HardcodedSecret(Rule):
             ),
             unsafe=True,
             title="a literal assigned to a secret-named variable",
+        ),
+        Bad(
+            clean(
+                f"""
+                #!/bin/bash
+                #SBATCH --nodes=1
+                git clone https://oauth2:{FAKE_GITLAB}@gitlab.com/org/data-tools.git
+                srun python data-tools/prepare.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                git clone https://oauth2:"${GITLAB_TOKEN:?set GITLAB_TOKEN in the environment before sbatch}"@gitlab.com/org/data-tools.git
+                srun python data-tools/prepare.py
+                """
+            ),
+            unsafe=True,
+            contains="GitLab access token",
+            title="a GitLab token in a clone URL",
+        ),
+        Bad(
+            clean(
+                f"""
+                #!/bin/bash
+                #SBATCH --nodes=1
+                srun python train.py
+                curl -s -d '{{"text": "training done"}}' https://hooks.slack.com/services/{FAKE_SLACK_HOOK}
+                """
+            ),
+            contains="Slack webhook URL",
+            title="a Slack incoming webhook (no automatic fix)",
         ),
         Good(
             clean(
