@@ -99,13 +99,21 @@ def lint(source: Source, options: Optional[Options] = None, model=None) -> List[
 
 
 def _let_go(source: Source) -> None:
-    """Drop the model kept on the source and its shared analyses (several of which point back at
-    it), so most of it is freed at once rather than left to the cyclic collector. A later
-    ``build`` builds it again; a caller that holds it still has a working model (its analyses
-    are computed again when asked)."""
+    """Drop the model ``lint`` built and kept on the source, and its shared analyses (several of
+    which point back at it), so it is freed at once rather than left to the cyclic collector.
+    Only for a model nobody else holds: its cycles are cut (task commands lose their step,
+    launches their variants). A later ``build`` builds a new one."""
     script = source.__dict__.pop("_script", None)
     derived = getattr(script, "_derived", None)
     if isinstance(derived, dict):
+        # The model's own reference cycles (a task command and its step, a launch among its
+        # variants) would leave it all to the cyclic collector; cut them so it is freed now.
+        for launch in derived.get("launch") or ():
+            for variant in getattr(launch, "variants", None) or ():
+                variant.variants = []
+        for step in getattr(script, "__dict__", {}).get("steps") or ():
+            for command in step.task_commands:
+                command.step = None
         derived.clear()
 
 
