@@ -763,15 +763,28 @@ def scan(script: "Script") -> List[Secret]:
     return script.derived("secrets.scan", _scan)
 
 
+# What a name must contain for ``is_secret_name`` (TOKEN, …KEY, SECRET, PASSWORD/PASSWD), and the
+# program ``_scan_command`` reads by name: a command holds nothing it looks for without one.
+_COMMAND_HINTS = (b"token", b"key", b"secret", b"passw", b"wandb")
+
+
+def mentions(hints: Tuple[bytes, ...], script: "Script") -> bool:
+    """Whether one of ``hints`` (lowercase) occurs in the script or in a string a task's shell
+    runs, case-insensitively: every character of a command word comes from one of them."""
+    texts = [script.data] + [task.text for task in task_strings(script)]
+    return any(hint in text.lower() for text in texts for hint in hints)
+
+
 def _scan(script: "Script") -> List[Secret]:
     collector = _Collector(script)
     data = script.data
     _scan_assignments(collector, script, script.values)
     _scan_fallbacks(collector, script)
-    for command in script.commands:
+    by_name = mentions(_COMMAND_HINTS, script)  # else no command has a secret-named part
+    for command in script.commands if by_name else ():
         _scan_command(collector, command)
     for step in script.steps:
-        for task_command in step.task_commands:
+        for task_command in step.task_commands if by_name else ():
             _scan_command(collector, task_command)
         for option in step.options:
             if option.name in _EXPORT_OPTIONS and option.value and option.words:
@@ -783,7 +796,7 @@ def _scan(script: "Script") -> List[Secret]:
                     offset = len(text.partition("=")[0].encode("utf-8")) + 1
                 _scan_items(collector, word.value, raw[offset:].decode("utf-8", "replace"), offset, "--" + option.name)
     for task in task_strings(script):
-        if not any(c.step is not None for c in task.commands):
+        if by_name and not any(c.step is not None for c in task.commands):
             for command in task.commands:
                 _scan_command(collector, command)
         try:

@@ -623,3 +623,37 @@ def test_a_crash_traceback_does_not_show_a_secret(capsys):
         hook(type(err), err, err.__traceback__)
     printed = capsys.readouterr().err
     assert "RuntimeError" in printed and HF not in printed and "hf_…" in printed
+
+
+# -- the whole-file pre-tests (a file with no secret-named word is not searched command by command)
+def _opaque() -> str:
+    return "".join("Q7vLm2xP9kR4tW8zN3bY6cF1"[(i * 7) % 24] for i in range(24))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "srun python train.py --Hub-Token={v}\n",  # mixed case: the pre-test ignores case
+        "srun python train.py --DB-PASSWD {v}\n",
+        "ARGS=\"--api-key {v}\"\nsrun python train.py $ARGS\n",  # the name arrives through a variable
+    ],
+)
+def test_secret_named_options_found_in_any_case(line):
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n" + line.format(v=_opaque())
+    assert [d.code for d in lint_text(text, ["SBL401"])] == ["SBL401"]
+
+
+def test_secret_variable_printed_only_inside_a_task_string():
+    # the variable's `$` and name meet only in the string the task's shell runs
+    text = (
+        "#!/bin/bash\n#SBATCH --nodes=1\nexport WANDB_API_KEY\nD='$'\n"
+        "srun bash -c \"echo ${D}WANDB_API_KEY\"\n"
+    )
+    found = lint_text(text, ["SBL402"])
+    assert [d.code for d in found] == ["SBL402"]
+    assert "WANDB_API_KEY" in found[0].message
+
+
+def test_no_secret_words_no_findings():
+    text = "#!/bin/bash\n#SBATCH --nodes=1\nexport HF_HOME=/lustre/hf\nsrun python train.py --tp 2\necho done $SLURM_JOB_ID\n"
+    assert lint_text(text, ["SBL401", "SBL402", "SBL403"]) == []

@@ -282,6 +282,17 @@ def batch_sites(script, value) -> List[Tuple[Span, str, int]]:
     return out
 
 
+_EXPANDED_NAME = re.compile(rb"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _expands_a_secret_variable(script) -> bool:
+    """Whether a ``$NAME`` of a secret variable is written anywhere in the script or in a string a
+    task's shell runs (where ``batch_sites`` and ``task_sites`` find their names)."""
+    texts = [script.data] + [task.text for task in task_strings(script)]
+    names = {name for text in texts for name in _EXPANDED_NAME.findall(text)}
+    return any(is_secret_variable(script, name.decode("ascii")) for name in names)
+
+
 def task_sites(script, value) -> List[Tuple[Span, str]]:
     """Secret variables the TASK's shell expands in a task-level word."""
     out = []
@@ -462,6 +473,8 @@ class SecretExpandedIntoCommand(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
+        if not _expands_a_secret_variable(script):
+            return  # every finding below is the expansion of a secret variable
         reported: Set[Span] = set()
         steps_by_string = {id(step.task_string): step for step in script.steps if step.task_string is not None}
         # 1. Task command strings (srun … bash -c, and bash -c in the batch shell).
