@@ -27,7 +27,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..source import Span
 from . import steps as step_model
@@ -539,14 +539,14 @@ def site_span(pieces: Sequence[Piece], context: Optional[Sequence[Piece]] = None
     if not located:
         return None
     own = _extent(located)
-    extents: Optional[Dict[Tuple[int, int], Dict[Tuple[int, int], int]]] = None  # what each site brought
+    extents: Optional[SiteExtents] = None  # what each expansion site brought
     spans: List[Span] = []
     for piece in located:
         span = piece.span
         for site in piece.via:  # innermost first: keep the outermost one inside the run
             if extents is None:
-                extents = context.site_extents() if isinstance(context, Context) else _site_extents(pieces if context is None else context)
-            through = extents.get((site.start, site.end))
+                extents = context.site_extents() if isinstance(context, Context) else SiteExtents(pieces if context is None else context)
+            through = extents.get(site)
             if through is None or not _within(through, own):
                 break
             span = site
@@ -566,11 +566,11 @@ class Context(list):
 
     __slots__ = ("_extents",)
 
-    def site_extents(self) -> Dict[Tuple[int, int], Dict[Tuple[int, int], int]]:
+    def site_extents(self) -> "SiteExtents":
         try:
             return self._extents
         except AttributeError:
-            self._extents = _site_extents(self)
+            self._extents = SiteExtents(self)
             return self._extents
 
 
@@ -583,21 +583,37 @@ def command_pieces(command: Command) -> List[Piece]:
     return found
 
 
-def _site_extents(pieces: Sequence[Piece]) -> Dict[Tuple[int, int], Dict[Tuple[int, int], int]]:
-    """For every expansion site (by its span) in the pieces' ``via``: the source bytes of the
-    pieces it brought (those with a span), as ``_extent`` gives them."""
-    brought: Dict[Tuple[int, int], List[Piece]] = {}
-    for piece in pieces:
-        if piece.span is None or not piece.via:
-            continue
-        keys = {(site.start, site.end) for site in piece.via}  # a piece counts once per site
-        for key in keys:
-            group = brought.get(key)
-            if group is None:
-                brought[key] = [piece]
+class SiteExtents:
+    """For the expansion sites in some pieces' ``via``: the source bytes of the pieces each site
+    brought (those with a span), as ``_extent`` gives them; each computed when first asked."""
+
+    def __init__(self, pieces: Sequence[Piece]) -> None:
+        brought: Dict[Tuple[int, int], List[Piece]] = {}
+        for piece in pieces:
+            if piece.span is None or not piece.via:
+                continue
+            if len(piece.via) == 1:
+                site = piece.via[0]
+                keys: Iterable[Tuple[int, int]] = ((site.start, site.end),)
             else:
-                group.append(piece)
-    return {key: _extent(group) for key, group in brought.items()}  # type: ignore[misc]
+                keys = {(site.start, site.end) for site in piece.via}  # a piece counts once per site
+            for key in keys:
+                group = brought.get(key)
+                if group is None:
+                    brought[key] = [piece]
+                else:
+                    group.append(piece)
+        self._brought = brought
+        self._extents: Dict[Tuple[int, int], Optional[Dict[Tuple[int, int], int]]] = {}
+
+    def get(self, site: Span) -> Optional[Dict[Tuple[int, int], int]]:
+        key = (site.start, site.end)
+        try:
+            return self._extents[key]
+        except KeyError:
+            group = self._brought.get(key)
+            found = self._extents[key] = _extent(group) if group else None
+            return found
 
 
 def _extent(pieces: Sequence[Piece]) -> Optional[Dict[Tuple[int, int], int]]:

@@ -186,24 +186,22 @@ def _command(values: Values, node: Node, in_string: bool = False) -> Command:
     env: List[EnvAssignment] = []
     argument_nodes = []
     for child in node.children:
-        if child.type == "variable_assignment":
+        kind = child.type
+        if kind == "command_name":
+            argument_nodes.extend(child.named_children or [child])
+        elif kind == "variable_assignment":
             name_node = child.child_by_field_name("name")
             value_node = child.child_by_field_name("value")
             value = values.evaluate(value_node)[-1] if value_node is not None else Value(())
             if name_node is not None:
                 env.append(EnvAssignment(values._text(name_node), value, node_span(child, values.data)))
-        elif child.type == "command_name" or child.is_named and child.type not in (
-            "file_redirect",
-            "heredoc_redirect",
-            "herestring_redirect",
-            "comment",
-        ):
-            if child.type == "command_name":
-                argument_nodes.extend(child.named_children or [child])
-            else:
-                argument_nodes.append(child)
+        elif kind not in _NOT_ARGUMENTS and child.is_named:
+            argument_nodes.append(child)
     argv = values.command_words(argument_nodes)
     return Command(node, argv, env, in_string)
+
+
+_NOT_ARGUMENTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect", "comment"})
 
 
 def _basename(path: str) -> str:
