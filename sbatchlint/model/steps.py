@@ -433,7 +433,7 @@ def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
     local = _task_text(values, text)
     inner = local[1]
     if local[2] is None:
-        local[2] = [_command(inner, node, in_string=True) for node in shell.walk(local[0].root_node) if node.type == "command"]
+        local[2] = [_command(inner, node, in_string=True) for node in local[3] if node.type == "command"]
     commands = local[2]
     parsed = []
     for command in commands:
@@ -445,13 +445,18 @@ def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
     return result
 
 
+_COLLECTED = frozenset(Values.COLLECTED)  # "command" among them
+
+
 def _task_text(values: Values, text: bytes) -> list:
-    """[tree, Values, commands or None] of a task string's text, kept on the batch script's Values."""
+    """[tree, Values, commands or None, the tree's nodes of Values.COLLECTED types] of a task
+    string's text, kept on the batch script's Values (one walk of the tree serves both)."""
     by_text = values._task_texts
     local = by_text.get(text)
     if local is None:
         tree = task_tree(values, text)
-        local = by_text[text] = [tree, Values(text, tree.root_node), None]
+        nodes = [node for node in shell.walk(tree.root_node) if node.type in _COLLECTED]
+        local = by_text[text] = [tree, Values(text, tree.root_node, nodes), None, nodes]
     return local
 
 
