@@ -414,6 +414,7 @@ def test_placeholders_in_commands_and_assignments(body, placeholder):
         ("--output=/lustre/u/logs/%x/%j.out", "mkdir -p /lustre/u/logs/${SLURM_JOB_NAME}\n"),
         ("--output=out/%j.log --chdir=/lustre/run", "mkdir -p /lustre/run/out\n"),
         ("--output=logs/%j.out", "srun --ntasks=1 mkdir -p logs\n"),
+        ("--output=logs/%j.out", "m\\kdir -p logs\n"),  # bash reads m\kdir as mkdir
     ],
 )
 def test_log_directory_created_by_the_job(header, body):

@@ -1150,6 +1150,8 @@ def _created_directories(script) -> List[Tuple[str, bool, object]]:
     """(resolved path, made with -p, command) for every ``mkdir`` the job runs."""
 
     def build(script) -> List[Tuple[str, bool, object]]:
+        if b"mkdir" not in script.data.replace(b"\\", b""):
+            return []  # no command can be mkdir (a backslash inside the name is still seen)
         base = _job_base(script)
         batch = script.commands
         moves = [c.span.start for c in batch if c.program in ("cd", "pushd", "popd")]
