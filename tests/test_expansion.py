@@ -656,3 +656,14 @@ def test_file_name_fix_gives_each_task_its_own_file(tmp_path):
     (tmp_path / "logs").mkdir()
     run(fix_text(text, SELECT), tmp_path, FILE_SRUN)
     assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == ["rank_0.log", "rank_1.log"]
+
+
+def test_srun_file_name_written_as_one_short_option_word():
+    text = HEAD + "srun -olog_${SLURM_PROCID}.txt -eerr_$SLURM_NODEID.txt python train.py\n"
+    assert [(f[0], f[2], f[3]) for f in findings(text)] == [
+        ("SBL201", "${SLURM_PROCID}", "safe"),
+        ("SBL201", "$SLURM_NODEID", "safe"),
+    ]
+    fixed = fix_text(text, SELECT)
+    assert fixed == HEAD + "srun -olog_%t.txt -eerr_%n.txt python train.py\n"
+    assert_fixed_point(fixed, unsafe=True)

@@ -118,3 +118,20 @@ def test_crlf_and_bom_keep_byte_offsets():
     directive = model.header.get("nodes")
     assert data[directive.span.start : directive.span.end] == b"--nodes=2"
     assert model.steps[0].task_argv[0].text == "hostname"
+
+
+def test_short_options_with_an_attached_run_time_value():
+    # ``-o log_$X`` written as one word is srun's -o with the rest as its value, like --output=…
+    text = b"#!/bin/bash\nsrun -olog_${SLURM_PROCID}.txt -N$NODES -lK python x.py\n"
+    (step,) = Script(Source(text, "job.sh")).steps
+    assert not step.options_incomplete
+    output, nodes = step.option("output"), step.option("nodes")
+    assert (output.written, output.value, output.value_known) == ("-o", "log_${SLURM_PROCID}.txt", False)
+    assert (nodes.written, nodes.value, nodes.value_known) == ("-N", "${NODES}", False)
+    assert [o.name for o in step.options][2:] == ["label", "kill-on-bad-exit"]
+    assert [w.text for w in step.task_argv] == ["python", "x.py"]
+
+
+def test_an_unknown_word_among_srun_options_is_still_incomplete():
+    (step,) = Script(Source(b"#!/bin/bash\nsrun $SRUN_ARGS -$FLAGS python x.py\n", "job.sh")).steps
+    assert step.options_incomplete

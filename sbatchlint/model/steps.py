@@ -331,12 +331,19 @@ def _step(values: Values, command: Command, start: int, with_task: bool = True) 
 
 
 def _option_with_unknown_value(word: Word, table) -> Optional[StepOption]:
-    """``--name=<unknown>``: a known long option whose attached value is filled in at run time."""
+    """``--name=<unknown>`` or ``-x<unknown>``: a known option taking a value, its attached value
+    filled in at run time."""
     prefix = ""
     for piece in word.pieces:
         if not piece.known:
             break
         prefix += piece.text
+    if prefix[:1] == "-" and prefix[1:2] not in ("", "-"):
+        # ``-o log_$SLURM_PROCID`` written as one word: a short option, the rest its value
+        spec = option_table.lookup_exact(table, prefix[1])
+        if spec is None or spec.arg != "required":
+            return None
+        return StepOption(spec.long, spec, word.text[2:], [word], "-" + prefix[1], value_known=False)
     if not prefix.startswith("--") or "=" not in prefix:
         return None
     name = prefix[2:].split("=", 1)[0]
