@@ -381,12 +381,17 @@ class Containers:
 
     @property
     def mount_sources(self) -> List[str]:
-        out = []
-        for container in self.steps:
-            for mount in container.mounts:
-                if mount.source.complete and mount.source.absolute:
-                    out.append(normalize(mount.source.text))
-        return out
+        """Every complete absolute mount source of the job's steps (asked for each path; the
+        steps' mounts are all known once the analysis is built). Shared: do not modify."""
+        found = self.__dict__.get("_mount_sources")
+        if found is None:
+            found = []
+            for container in self.steps:
+                for mount in container.mounts:
+                    if mount.source.complete and mount.source.absolute:
+                        found.append(normalize(mount.source.text))
+            self.__dict__["_mount_sources"] = found
+        return found
 
     def paths_for(self, step: Step) -> List[PathUse]:
         return [p for p in self.container_paths if p.step is step]
