@@ -3,12 +3,20 @@
 Known traps of the grammar are guarded here so rules never see them:
 - an expansion node's span can begin with the whitespace before it: ``node_span`` trims it;
 - a reserved word parsed as a command name (``A=1 B=2`` followed by ``elif`` misparses
-  silently) is reported as an error region, like the grammar's own ERROR nodes.
+  silently) is reported as an error region, like the grammar's own ERROR nodes;
+- a word cut at a bare ``$``: after an expansion, a quote or a substitution earlier in the word,
+  ``$NAME`` followed by more text is split silently into a concatenation ending with a bare ``$``
+  token and a sibling starting with the name: ``echo $A/b_$C.d`` gives ``$A/b_$`` and ``C.d``
+  (``$A.b_$C`` and ``$A/b_${C}.d`` parse right). Bash reads ONE word with ``$C`` expanded. The
+  sibling may sit one level up: ``X=$A/b_$C.d`` makes ``C.d`` the command name of a "command"
+  whose prefix assignment is ``X=$A/b_$``; ``cat <<< $A/b_$C.d`` gives cat an argument ``C.d``.
+  ``word_chain`` finds the nodes that continue such a word (the model evaluates it as one word,
+  ``$C`` expanded) and ``hidden_expansions`` the ``$NAME`` no ``simple_expansion`` node holds.
 """
 from __future__ import annotations
 
 import weakref
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tree_sitter import Language, Node, Parser, Tree
 import tree_sitter_bash
@@ -21,6 +29,12 @@ RESERVED_WORDS = frozenset(
     "if then else elif fi do done case esac while until for in function select time { } ! [[ ]]".split()
 )
 _WHITESPACE = b" \t\r\n"
+# Bytes that end an unquoted shell word: a bare ``$`` before one of them (or at the end) is literal.
+_WORD_BREAK = frozenset(b" \t\r\n;&|()<>")
+_NAME_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_CHARS = _NAME_START | frozenset(b"0123456789")
+# ``$`` followed by one of these is a one-character special parameter (``$1``, ``$@``, ``$?``…).
+_SPECIAL = frozenset(b"0123456789@*#?$!-")
 
 
 def parser() -> Parser:
@@ -105,6 +119,8 @@ class NodeIndex:
                     self._nodes = nodes
                     self._positions = positions
                     self._merged: Dict[Tuple[str, ...], Sequence[Node]] = {}
+                    self._hidden: "Optional[List[HiddenExpansion]]" = None  # hidden_expansions
+                    self._cut: Optional[bool] = None  # may_cut_words
                     # a type name may stand for several kind ids (aliases): all of them
                     self._kinds: Dict[str, List[int]] = {}
                     for kind, group in nodes.items():
@@ -174,6 +190,171 @@ def _merge(spans: List[Span]) -> List[Span]:
         else:
             merged.append(span)
     return merged
+
+
+# -- words cut at a bare ``$`` (see the module docstring) ---------------------------------------
+def _cut_concatenation(node: Node, data: bytes) -> Optional[Node]:
+    """The concatenation ending with a bare ``$`` at which the grammar cut ``node``'s word (``node``
+    itself, or its last descendant ending at the same byte: an assignment's value, a command
+    name, a here-string), or None."""
+    end = node.end_byte
+    if end >= len(data) or data[end - 1] != 36 or data[end] in _WORD_BREAK:
+        return None
+    while node.type != "concatenation":
+        count = node.child_count
+        if count == 0:
+            return None
+        node = node.child(count - 1)  # type: ignore[assignment]
+        if node is None or node.end_byte != end:
+            return None
+    count = node.child_count
+    last = node.child(count - 1) if count else None
+    if last is None or last.type != "$" or last.is_named:
+        return None
+    return node
+
+
+def _continuation(node: Node, end: int) -> Optional[Node]:
+    """The named node starting at ``end`` right after ``node`` (a sibling of it or of an ancestor
+    that ends where it does)."""
+    current = node
+    while True:
+        sibling = current.next_sibling
+        if sibling is not None:
+            break
+        current = current.parent  # type: ignore[assignment]
+        if current is None or current.end_byte != end:
+            return None
+    if sibling.start_byte != end or not sibling.is_named:
+        return None
+    return sibling
+
+
+def may_cut_words(root: Node, data: bytes) -> bool:
+    """False when no word of the tree is cut at a bare ``$``, so the model can skip looking for
+    one: known for the tree of the newest ``NodeIndex`` (one byte comparison per concatenation,
+    once); True (maybe) for any other tree."""
+    last = _last_index()
+    if last is None or last.root != root:
+        return True
+    found = last._cut
+    if found is None:
+        found = last._cut = any(
+            data[node.end_byte - 1] == 36 and _cut_concatenation(node, data) is not None
+            for node in last.of_type("concatenation")
+        )
+    return found
+
+
+def word_chain(node: Node, data: bytes) -> List[Node]:
+    """The nodes after ``node`` that belong to its shell word, when the grammar cut the word at a
+    bare ``$`` (``$A/b_$`` + ``C.d``; a cut continuation may be cut again). Empty otherwise: the
+    cost is one byte comparison when the word does not end with ``$``.
+
+    A continuation may be a ``command_name`` wrapper (after a cut assignment): ``inner`` gives the
+    word node in it."""
+    end = node.end_byte
+    if not end or data[end - 1] != 36:
+        return []
+    chain: List[Node] = []
+    current = node
+    while True:
+        cut = _cut_concatenation(current, data)
+        if cut is None:
+            return chain
+        following = _continuation(cut, cut.end_byte)
+        if following is None:
+            return chain
+        chain.append(following)
+        current = following
+
+
+def inner(node: Node) -> Node:
+    """The word node of a ``command_name`` (the node itself otherwise)."""
+    if node.type == "command_name" and node.named_child_count == 1:
+        return node.named_child(0) or node
+    return node
+
+
+def parameter_length(data: bytes, at: int) -> int:
+    """How many bytes at ``at`` (right after a ``$``) name a parameter: an identifier, or one
+    digit or special character; 0 when none does (the ``$`` is literal)."""
+    if at >= len(data):
+        return 0
+    first = data[at]
+    if first in _NAME_START:
+        end = at + 1
+        while end < len(data) and data[end] in _NAME_CHARS:
+            end += 1
+        return end - at
+    return 1 if first in _SPECIAL else 0
+
+
+def only_assignments(command: Node, data: bytes) -> bool:
+    """A ``command`` node that bash runs as plain assignments: its last assignment's value was cut
+    at a bare ``$`` and the rest of the word became the command name (``X=$A/b_$C.d``), and no
+    other word follows."""
+    name = command.child_by_field_name("name")
+    if name is None or name.start_byte == 0 or data[name.start_byte - 1] != 36:
+        return False
+    previous = name.prev_sibling
+    if previous is None or previous.type != "variable_assignment" or previous.end_byte != name.start_byte:
+        return False
+    chain = word_chain(previous, data)
+    if not chain or chain[0] != name:
+        return False
+    end = chain[-1].end_byte
+    for child in command.children:
+        if child.start_byte >= end and child.is_named and not child.type.endswith("redirect") and child.type != "comment":
+            return False
+    return True
+
+
+class HiddenExpansion:
+    """A ``$NAME`` the grammar left in no ``simple_expansion`` node (a word cut at a bare ``$``)."""
+
+    __slots__ = ("dollar", "name", "span", "name_span")
+
+    def __init__(self, dollar: Node, name: str, span: Span, name_span: Span) -> None:
+        self.dollar = dollar  # the bare ``$`` token (its parent is the cut concatenation)
+        self.name = name
+        self.span = span  # the ``$NAME`` bytes
+        self.name_span = name_span  # the ``NAME`` bytes
+
+    def __repr__(self) -> str:
+        return f"HiddenExpansion({self.name!r}, {self.span!r})"
+
+
+def hidden_expansions(nodes: "Union[NodeIndex, Node]", data: bytes) -> List[HiddenExpansion]:
+    """Every ``$NAME`` hidden by a cut word, in source order: what a search of ``simple_expansion``
+    nodes misses. ``nodes``: the tree's index (the answer is kept on it: shared, do not modify),
+    or a root to walk. Costs one byte comparison per concatenation when there is none."""
+    if isinstance(nodes, NodeIndex):
+        if nodes._cut is False:  # may_cut_words found none
+            return []
+        if nodes._hidden is None:
+            nodes._hidden = _hidden_expansions(nodes.of_type("concatenation"), data)
+        return nodes._hidden
+    return _hidden_expansions((n for n in walk(nodes) if n.type == "concatenation"), data)
+
+
+def _hidden_expansions(concatenations: Iterable[Node], data: bytes) -> List[HiddenExpansion]:
+    found: List[HiddenExpansion] = []
+    for node in concatenations:
+        end = node.end_byte
+        if data[end - 1] != 36:
+            continue
+        cut = _cut_concatenation(node, data)
+        if cut is None or _continuation(cut, end) is None:
+            continue
+        length = parameter_length(data, end)
+        if not length:
+            continue
+        dollar = node.child(node.child_count - 1)
+        assert dollar is not None
+        name = data[end : end + length].decode("utf-8", errors="replace")
+        found.append(HiddenExpansion(dollar, name, Span(end - 1, end + length), Span(end, end + length)))
+    return found
 
 
 def text(node: Node, data: bytes) -> str:

@@ -16,11 +16,11 @@ from __future__ import annotations
 import bisect
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from tree_sitter import Node
 
-from ..shell import ancestors, node_span
+from ..shell import ancestors, inner, may_cut_words, node_span, only_assignments, parameter_length, word_chain
 from ..source import Span
 
 MAX_ALTERNATIVES = 16
@@ -362,6 +362,10 @@ class Values:
         self._task_trees: Dict[bytes, object] = {}
         self._task_texts: Dict[bytes, list] = {}
         self._task_strings: Dict[int, tuple] = {}
+        # Whether a word may be cut at a bare ``$`` (shell.word_chain): when not, nothing looks
+        # for one. ``command`` nodes that are only assignments (such a cut: see _collect).
+        self._cut_words = may_cut_words(root, data)
+        self.assignment_commands: set = set()  # (start, end) of each
         self._collect(root, nodes)
 
     # -- collection -------------------------------------------------------------------------
@@ -372,6 +376,7 @@ class Values:
             from ..shell import walk
 
             nodes = walk(root)
+        cuts = self._cut_words
         for node in nodes:
             kind = node.type
             if kind == "variable_assignment":
@@ -388,6 +393,12 @@ class Values:
                 # command's name once rather than in each
                 name_node = node.child_by_field_name("name")
                 if name_node is not None:
+                    start = name_node.start_byte
+                    if cuts and start and self.data[start - 1] == 36 and only_assignments(node, self.data):
+                        # ``X=$A/b_$C.d``: the grammar made ``C.d`` a command name (shell.word_chain);
+                        # bash runs no command: the assignments are the shell's own
+                        self.assignment_commands.add((node.start_byte, node.end_byte))
+                        continue
                     command = self._text(name_node)
                     if command in ("read", "mapfile", "readarray"):
                         self._add_command_effects(node)
@@ -398,6 +409,12 @@ class Values:
                     if child.type in ("variable_name", "word"):
                         name = self._text(child)
                         self._add(Assignment(name, node, None, node_span(child, self.data), "unset"))
+
+    def commands_run(self, nodes: Iterable[Node]) -> List[Node]:
+        """The ``command`` nodes that run a command: not those bash runs as plain assignments
+        (``X=$A/b_$C.d``, a word the grammar cut at a bare ``$``: ``assignment_commands``)."""
+        skip = self.assignment_commands
+        return [node for node in nodes if (node.start_byte, node.end_byte) not in skip]
 
     def _add(self, assignment: Assignment) -> None:
         if self._allexport and assignment.kind != "unset":
@@ -446,12 +463,16 @@ class Values:
         # A prefix assignment (``X=1 cmd``) lives only in that command's environment.
         parent = node.parent
         if parent is not None and parent.type == "command":
-            return
+            if (parent.start_byte, parent.end_byte) not in self.assignment_commands:
+                return
         if parent is not None and parent.type == "declaration_command" and declared_by is None:
             return  # ``export X=1`` / ``local X=1``: recorded once, by ``_add_declaration``
-        self._add(
-            Assignment(name, node, value, node_span(node, self.data), kind, exported, declared_by)
-        )
+        span = node_span(node, self.data)
+        if value is not None and self._cut_words and self.data[value.end_byte - 1] == 36:
+            chain = word_chain(value, self.data)
+            if chain:  # a value the grammar cut at a bare ``$``: the assignment spans all of it
+                span = Span(span.start, chain[-1].end_byte)
+        self._add(Assignment(name, node, value, span, kind, exported, declared_by))
 
     def _add_declaration(self, node: Node) -> None:
         keyword = node.children[0].type if node.children else ""
@@ -604,7 +625,7 @@ class Values:
     def _array_text(self, node: Node, depth: int) -> Value:
         """An array as its elements joined by spaces (what ``${A[*]}`` gives)."""
         pieces: List[Piece] = []
-        for index, element in enumerate(node.named_children):
+        for index, element in enumerate(self.words_of(node.named_children)):
             if index:
                 pieces.append(Piece(" ", None))
             alternatives = self.evaluate(element, depth=depth + 1)
@@ -616,7 +637,7 @@ class Values:
         for assignment in reversed(self.assignments_before(name, at)):
             if assignment.kind == "array" and assignment.value_node is not None:
                 out = []
-                for element in assignment.value_node.named_children:
+                for element in self.words_of(assignment.value_node.named_children):
                     alternatives = self.evaluate(element)
                     if not alternatives:
                         return None
@@ -687,7 +708,7 @@ class Values:
 
     def _for_values(self, node: Node, depth: int) -> List[Value]:
         values: List[Value] = []
-        for child in node.children_by_field_name("value"):
+        for child in self.words_of(node.children_by_field_name("value")):
             text = self.data[child.start_byte : child.end_byte]
             if b"[@]" in text or b"[*]" in text:
                 array_name = _array_name(child, self.data)
@@ -718,6 +739,26 @@ class Values:
         ]
 
     # -- evaluation ----------------------------------------------------------------------------
+    def words_of(self, nodes: Sequence[Node]) -> Sequence[Node]:
+        """The nodes that start a shell word among sibling word nodes (array elements, a for
+        loop's list): a node continuing a word the grammar cut at a bare ``$`` (``$A/b_$`` +
+        ``C.d``, see ``shell.word_chain``) is skipped; evaluating the first gives the whole word."""
+        if not self._cut_words:
+            return nodes
+        return list(self._words_of(nodes))
+
+    def _words_of(self, nodes: Iterable[Node]) -> Iterator[Node]:
+        data = self.data
+        cut_end = -1
+        for node in nodes:
+            if node.start_byte < cut_end:
+                continue
+            yield node
+            if data[node.end_byte - 1] == 36 and node.type == "concatenation":
+                chain = word_chain(node, data)
+                if chain:
+                    cut_end = chain[-1].end_byte
+
     def evaluate(self, node: Node, depth: int = 0, quote: str = "", assignment: bool = False) -> List[Value]:
         """Every value a word node may evaluate to (most likely last), before word splitting."""
         if depth > MAX_DEPTH:
@@ -748,6 +789,11 @@ class Values:
         if kind == "heredoc_body":
             return self._heredoc(node, depth)
         if kind == "concatenation":
+            if data[node.end_byte - 1] == 36:  # "$": a bare one may end it (see _parts)
+                chain = word_chain(node, data)
+                if chain:
+                    return self._cut_word(node, chain, depth, quote)
+                return self._parts(node, depth, quote)
             return self._sequence(node.children, depth, quote)
         if kind == "simple_expansion":
             return self._expansion(node, depth, quote)
@@ -861,6 +907,45 @@ class Values:
         parts = [self.evaluate(c, depth + 1, quote) for c in children if c.is_named]
         return _product(parts) if parts else [Value(())]
 
+    def _parts(self, node: Node, depth: int, quote: str) -> List[Value]:
+        """A concatenation's own parts, and the bare ``$`` token that may end it (an unnamed node
+        ``_sequence`` skips): a literal ``$`` (``a$``; ``$A/$.d``, a word the grammar cut before
+        ``.d``), except before a name, where the next node of a cut word holds the expansion
+        (``_cut_word``). (``$"…"``, a translated string, gives a bare ``$`` inside: no text.)"""
+        values = self._sequence(node.children, depth, quote)
+        data = self.data
+        end = node.end_byte
+        if data[end - 1] != 36:
+            return values
+        last = node.child(node.child_count - 1)
+        if last is None or last.type != "$" or (end < len(data) and parameter_length(data, end)):
+            return values
+        dollar = Piece("$", Span(end - 1, end), quote)
+        return [Value(value.pieces + (dollar,)) for value in values]
+
+    def _cut_word(self, node: Node, chain: Sequence[Node], depth: int, quote: str) -> List[Value]:
+        """One shell word the grammar cut at bare ``$`` tokens: ``node`` (ending with the ``$``)
+        and its continuations (``shell.word_chain``). Each continuation starting with a name
+        begins with the expansion of that name, evaluated like ``${NAME}`` (span: the ``$NAME``
+        bytes); the rest of it is evaluated as written."""
+        data = self.data
+        parts = [self._parts(node, depth, quote)]
+        for following in chain:
+            word = inner(following)
+            start = following.start_byte
+            length = parameter_length(data, start)
+            if length:
+                name = data[start : start + length].decode("utf-8", errors="replace")
+                parts.append(self._substitute(name, Span(start - 1, start + length), word, depth, quote))
+            if word.type == "concatenation":
+                rest = self._parts(word, depth, quote)  # its own cut: the next link
+            else:
+                rest = self.evaluate(word, depth + 1, quote)
+            if length:
+                rest = [_drop_prefix(value, length) for value in rest]
+            parts.append(rest)
+        return _product(parts)
+
     def _expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
         span = node_span(node, self.data)
         name_node = next((c for c in node.named_children if c.type in ("variable_name", "special_variable_name")), None)
@@ -948,20 +1033,37 @@ class Values:
         """The argv a list of argument nodes produces (primary alternative, after splitting)."""
         words: List[Word] = []
         data = self.data
+        # A node right after a ``$`` may continue a word the grammar cut at a bare ``$``
+        # (shell.word_chain): the one before it in ``nodes`` (which then evaluated to the whole
+        # word, up to ``cut_end``), or a prefix assignment or a here-string (``X=$A/b_$C.d cmd``).
+        # It is no argument of its own.
+        cut_end = -1
+        cuts = self._cut_words  # else no word of the tree is cut: nothing to look for
         for node in nodes:
             kind = node.type
             if kind in _PLAIN_WORDS:
                 # Fast path for the most common argument, a plain word: one literal piece (what
                 # evaluate, _split_value and the loop below make of it, without the detours).
                 span = node_span(node, data)
-                if span.start < span.end and data.find(b"\\", span.start, span.end) < 0:
+                start = span.start
+                if cuts and data[start - 1] == 36 and start:
+                    cut_end = self._continuation_end(node, start, cut_end)
+                    if cut_end > start:
+                        continue
+                if start < span.end and data.find(b"\\", start, span.end) < 0:
                     text = data[span.start : span.end].decode("utf-8", errors="replace")
                     value = Value((Piece(text, span, ""),))
                     value._text = text  # what Value.text / .known compute, known here already
                     value._known = True
                     words.append(Word(value, node, span, None))
                     continue
-            elif kind == "simple_expansion":
+            elif cuts:
+                start = node.start_byte
+                if data[start - 1] == 36 and start:
+                    cut_end = self._continuation_end(node, start, cut_end)
+                    if cut_end > start:
+                        continue
+            if kind == "simple_expansion":
                 word = self._environment_word(node)
                 if word is not None:
                     words.append(word)
@@ -974,11 +1076,40 @@ class Values:
             alternatives = self.evaluate(node)
             value = alternatives[-1] if alternatives else Value(())
             span = node_span(node, self.data)
+            if cuts and kind == "concatenation" and data[node.end_byte - 1] == 36:
+                chain = word_chain(node, data)
+                if chain:  # evaluate read them all as this one word
+                    cut_end = chain[-1].end_byte
+                    span = Span(span.start, cut_end)
             for part in _split_value(value):
                 words.append(Word(part, node, span, alternatives if len(alternatives) > 1 else None))
             if not value.pieces and node.type in ("string", "raw_string", "translated_string", "ansi_c_string"):
                 words.append(Word(value, node, span, None))
         return words
+
+    def _continuation_end(self, node: Node, start: int, cut_end: int) -> int:
+        """For an argument node starting right after a ``$``: the end of the cut word it continues
+        (``cut_end`` when the previous argument began it), or -1."""
+        if start < cut_end:
+            return cut_end
+        return self._continued_from_outside(node) or -1
+
+    def _continued_from_outside(self, node: Node) -> int:
+        """When ``node`` (an argument node, or the word of the command name) continues a word the
+        grammar cut at a bare ``$`` in the prefix assignment or the here-string right before it:
+        the end of that word; else 0."""
+        data = self.data
+        holder = node.parent if node.parent is not None and node.parent.type == "command_name" else node
+        previous = holder.prev_sibling
+        if (
+            previous is not None
+            and previous.end_byte == holder.start_byte
+            and previous.type in ("variable_assignment", "herestring_redirect", "file_redirect")
+        ):
+            chain = word_chain(previous, data)
+            if chain and chain[0] == holder:
+                return chain[-1].end_byte
+        return 0
 
     def _environment_word(self, node: Node) -> Optional["Word"]:
         """Fast path for ``$NAME`` (a simple_expansion) of a variable the script never assigns
@@ -1117,6 +1248,21 @@ def _sub_piece(piece: Piece, start: int, end: int) -> Piece:
     else:
         span = piece.span
     return piece._with(text, span, piece.escaped and start == 0 and end == len(piece.text))
+
+
+def _drop_prefix(value: Value, length: int) -> Value:
+    """``value`` without its first ``length`` bytes (literal text of the source, such as the name
+    of a ``$NAME`` the grammar cut: ``shell.word_chain``)."""
+    pieces = value.pieces
+    if pieces and pieces[0].exact and len(pieces[0].text.encode("utf-8")) >= length:
+        first = pieces[0]
+        if len(first.text.encode("utf-8")) == length:
+            return Value(pieces[1:])
+        assert first.span is not None
+        text = first.text.encode("utf-8")[length:].decode("utf-8", errors="replace")
+        return Value((first._with(text, Span(first.span.start + length, first.span.end), False),) + pieces[1:])
+    total = len(value.text.encode("utf-8"))
+    return value.slice(length, total) if total > length else Value(())
 
 
 def _product(parts: List[List[Value]]) -> List[Value]:
