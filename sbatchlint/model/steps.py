@@ -179,6 +179,8 @@ def build_commands(values: Values, root: Node, data: bytes, nodes: Optional[Iter
     the caller has them already)."""
     if nodes is None:
         nodes = [node for node in shell.walk(root) if node.type == "command"]
+    if values.assignment_commands:
+        nodes = values.commands_run(nodes)
     return [_command(values, node) for node in nodes]
 
 
@@ -440,7 +442,10 @@ def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
     local = _task_text(values, text)
     inner = local[1]
     if local[2] is None:
-        local[2] = [_command(inner, node, in_string=True) for node in local[3] if node.type == "command"]
+        nodes = [node for node in local[3] if node.type == "command"]
+        if inner.assignment_commands:
+            nodes = inner.commands_run(nodes)
+        local[2] = [_command(inner, node, in_string=True) for node in nodes]
     commands = local[2]
     parsed = []
     for command in commands:
