@@ -199,7 +199,9 @@ def _holder(script: "Script", site: Span) -> Optional[str]:
 
 
 def _enclosing_assignment(script: "Script", site: Span) -> Optional[Node]:
-    node = script.root.descendant_for_byte_range(site.start, max(site.start, site.end - 1))
+    # from the site's first byte (its ``$``): a ``$NAME`` of a word the grammar cut at a bare
+    # ``$`` (shell.word_chain) spans two nodes, and only the ``$`` is in the assignment
+    node = script.root.descendant_for_byte_range(site.start, site.start + 1)
     while node is not None:
         if node.type == "variable_assignment":
             return node
@@ -262,6 +264,12 @@ class _Flows:
                 if child.type == "variable_name":
                     self.uses.setdefault(shell.text(child, script.data), []).append(node)
                     break
+        # ``$NAME`` in no expansion node (a word the grammar cut at a bare ``$``): its ``$`` token
+        hidden = shell.hidden_expansions(script.node_index, script.data)
+        for expansion in hidden:
+            self.uses.setdefault(expansion.name, []).append(expansion.dollar)
+        for name in {expansion.name for expansion in hidden}:
+            self.uses[name].sort(key=_start_byte)
         self.string_nodes = [
             step.string_word.node
             for step in script.steps
@@ -276,7 +284,7 @@ class _Flows:
         if name_node is None or name_node.type != "variable_name":
             return "it is assigned to an array element"
         name = shell.text(name_node, self.script.data)
-        problem = _declaration_problem(assignment, name)
+        problem = _declaration_problem(assignment, name, self.script.data)
         if problem:
             return problem
         return self._variable(name, set())
@@ -314,7 +322,7 @@ class _Flows:
                 if name_node is None or name_node.type != "variable_name":
                     return elsewhere
                 target = shell.text(name_node, self.script.data)
-                problem = _declaration_problem(node, target)
+                problem = _declaration_problem(node, target, self.script.data)
                 if problem:
                     return problem
                 return self._variable(target, visiting)
@@ -331,9 +339,15 @@ class _Flows:
         return elsewhere
 
 
-def _declaration_problem(assignment: Node, name: str) -> Optional[str]:
+def _start_byte(node: Node) -> int:
+    return node.start_byte
+
+
+def _declaration_problem(assignment: Node, name: str, data: bytes) -> Optional[str]:
     parent = assignment.parent
     if parent is not None and parent.type in ("command", "variable_assignments"):
+        if parent.type == "command" and shell.only_assignments(parent, data):
+            return None  # ``X=$A/b_$C.d``: a plain assignment the grammar cut (shell.word_chain)
         return f"`{name}` is set in a command's environment"
     if parent is not None and parent.type == "declaration_command":
         keyword = parent.children[0].type if parent.children else ""
@@ -409,6 +423,12 @@ def _conditional(assignment: Assignment, scopes: set) -> bool:
     return False
 
 
+def _sole_assignment(command: Node, data: bytes) -> bool:
+    """``X=$A/b_$C.d`` alone: one plain assignment the grammar parsed as a command (shell.word_chain)."""
+    assignments = [c for c in command.children if c.type == "variable_assignment"]
+    return len(assignments) == 1 and shell.only_assignments(command, data)
+
+
 def export_edit(script: "Script", assignment: Assignment) -> Optional[Edit]:
     """The edit that exports the variable at this assignment, or None when there is no clean one.
 
@@ -423,6 +443,8 @@ def export_edit(script: "Script", assignment: Assignment) -> Optional[Edit]:
     if parent is None:
         return None
     if assignment.declared_by is None:
+        if parent.type == "command" and _sole_assignment(parent, script.data):
+            return Edit.insert(node_span(node, script.data).start, "export ")
         if parent.type in ("command", "variable_assignments", "declaration_command"):
             return None
         return Edit.insert(node_span(node, script.data).start, "export ")
