@@ -353,7 +353,7 @@ def task_strings(script: "Script") -> List[TaskString]:
 
 
 def _task_strings(script: "Script") -> List[TaskString]:
-    from .model.steps import SHELLS, parse_task_string, unwrap
+    from .model.steps import SHELLS, parse_task_string
     import posixpath
 
     out: List[TaskString] = []
@@ -375,7 +375,7 @@ def _task_strings(script: "Script") -> List[TaskString]:
         if id(command) in step_commands:
             continue
         argv = command.argv
-        begin = unwrap(argv)
+        begin = command.begin
         if begin >= len(argv) or not argv[begin].known or posixpath.basename(argv[begin].text) not in SHELLS:
             continue
         flags = ""
@@ -621,15 +621,14 @@ def _scan_command(collector: _Collector, command: "Command") -> None:
             if is_secret_name(name):
                 collector.named(word.value, match.end(), len(text.encode("utf-8")), name, "item", False)
     # wandb login [--relogin] [--host URL] KEY
-    begin = _unwrapped(argv)
+    begin = _unwrapped(command)
     if begin + 1 < len(argv) and argv[begin].known and argv[begin].text.rpartition("/")[2] == "wandb" and argv[begin + 1].text == "login":
         _scan_wandb_login(collector, argv, begin + 2)
 
 
-def _unwrapped(argv) -> int:
-    from .model.steps import unwrap
-
-    begin = unwrap(argv)
+def _unwrapped(command: "Command") -> int:
+    argv = command.argv
+    begin = command.begin
     if begin < len(argv) and argv[begin].known and argv[begin].text.endswith("srun"):
         return len(argv)  # a step: its task command is scanned on its own
     return begin

@@ -180,8 +180,18 @@ class PathValue:
         return False
 
 
+_LOCAL: Dict[str, bool] = {}
+
+
 def _is_local(path: str) -> bool:
-    return any(is_under(path, prefix) for prefix in LOCAL_PREFIXES)
+    """Whether the path is on a node-local filesystem (memoised: asked for every path use)."""
+    local = _LOCAL.get(path)
+    if local is None:
+        local = any(is_under(path, prefix) for prefix in LOCAL_PREFIXES)
+        if len(_LOCAL) > 4096:
+            _LOCAL.clear()
+        _LOCAL[path] = local
+    return local
 
 
 def is_home_cache(path: PathValue) -> bool:
