@@ -61,7 +61,7 @@ def walk(node: Node) -> Iterator[Node]:
     """Every node below ``node`` (inclusive), in source order."""
     last = _last_index()
     if last is not None and last.root == node:
-        return iter(last.order)  # the whole tree of the script being linted: walked already
+        return iter(last.order)  # the whole tree of the script being linted: walked once
     return _walk(node)
 
 
@@ -93,8 +93,7 @@ class NodeIndex:
     def __init__(self, root: Node) -> None:
         global _last_index
         self.root = root
-        self.order: List[Node] = []  # every node, in walk order
-        order = self.order.append
+        self._order: Optional[List[Node]] = None  # every node, in walk order (see ``order``)
         # grouped by kind_id (an int: no string made per node); named once per kind at the end
         nodes: Dict[int, List[Node]] = {}
         positions: Dict[int, List[int]] = {}
@@ -102,7 +101,6 @@ class NodeIndex:
         index = 0
         while True:
             node = cursor.node
-            order(node)
             kind = node.kind_id
             group = nodes.get(kind)
             if group is None:
@@ -129,6 +127,14 @@ class NodeIndex:
                     # so a finished script's tree is not kept alive
                     _last_index = weakref.ref(self)
                     return
+
+    @property
+    def order(self) -> List[Node]:
+        """Every node, in walk order: walked again when first asked (rarely: ``walk`` of the whole
+        tree), rather than kept for every script."""
+        if self._order is None:
+            self._order = list(_walk(self.root))
+        return self._order
 
     def of_type(self, *kinds: str) -> Sequence[Node]:
         """The nodes of these types, in walk (source) order. Shared: do not modify."""

@@ -14,6 +14,7 @@ assignment last ("primary").
 from __future__ import annotations
 
 import bisect
+import re
 
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -1216,27 +1217,30 @@ def _split_value(value: Value) -> List[Value]:
     words: List[List[Piece]] = [[]]
     pending_break = False
     for piece in value.pieces:
-        if not (piece.split and piece.known and any(ch in piece.text for ch in " \t\n")):
+        if not (piece.split and piece.known and _IFS.search(piece.text)):
             if pending_break and words[-1]:
                 words.append([])
             pending_break = False
             words[-1].append(piece)
             continue
-        offset = 0
         text = piece.text
-        i = 0
-        while i <= len(text):
-            if i == len(text) or text[i] in " \t\n":
-                if i > offset:
-                    if pending_break and words[-1]:
-                        words.append([])
-                    pending_break = False
-                    words[-1].append(_sub_piece(piece, offset, i))
-                if i < len(text):
-                    pending_break = True
-                offset = i + 1
-            i += 1
+        position = 0
+        for run in _NOT_IFS.finditer(text):
+            start, end = run.span()
+            if start > position:
+                pending_break = True  # separators before this run
+            if pending_break and words[-1]:
+                words.append([])
+            pending_break = False
+            words[-1].append(_sub_piece(piece, start, end))
+            position = end
+        if position < len(text):
+            pending_break = True  # separators after the last run
     return [Value(tuple(w)) for w in words if w]
+
+
+_IFS = re.compile(r"[ \t\n]")
+_NOT_IFS = re.compile(r"[^ \t\n]+")
 
 
 def _sub_piece(piece: Piece, start: int, end: int) -> Piece:
