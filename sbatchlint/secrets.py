@@ -353,7 +353,7 @@ def task_strings(script: "Script") -> List[TaskString]:
 
 
 def _task_strings(script: "Script") -> List[TaskString]:
-    from .model.steps import SHELLS, parse_task_string
+    from .model.steps import SHELLS, WRAPPERS, parse_task_string
     import posixpath
 
     out: List[TaskString] = []
@@ -374,6 +374,8 @@ def _task_strings(script: "Script") -> List[TaskString]:
     for command in script.commands:
         if id(command) in step_commands:
             continue
+        if command.program not in SHELLS and command.program not in WRAPPERS:
+            continue  # runs no shell (its argv is left unevaluated)
         argv = command.argv
         begin = command.begin
         if begin >= len(argv) or not argv[begin].known or posixpath.basename(argv[begin].text) not in SHELLS:

@@ -135,3 +135,32 @@ def test_short_options_with_an_attached_run_time_value():
 def test_an_unknown_word_among_srun_options_is_still_incomplete():
     (step,) = Script(Source(b"#!/bin/bash\nsrun $SRUN_ARGS -$FLAGS python x.py\n", "job.sh")).steps
     assert step.options_incomplete
+
+
+def _every_script_of_the_repository():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for folder in ("tests/fixtures", "examples"):
+        for directory, _dirs, names in os.walk(os.path.join(root, folder)):
+            for name in sorted(names):
+                if name.endswith((".sh", ".sbatch", ".slurm", ".sub")):
+                    with open(os.path.join(directory, name), "rb") as handle:
+                        yield name, handle.read()
+
+
+def test_program_and_wrappers_without_the_argv_agree_with_the_argv():
+    # A batch command evaluates its argv only when asked; its program (from a plain first word)
+    # and where the real program starts must be what the evaluated argv says.
+    from sbatchlint.model.steps import _basename, unwrap
+
+    extra = b"#!/bin/bash\nA=/opt/bin/python\n$A x.py\n/usr/bin/env X=1 srun hostname\n\\srun y\n\"srun\" z\nexec time srun w\n"
+    checked = 0
+    for name, data in list(_every_script_of_the_repository()) + [("extra.sh", extra)]:
+        lazy, eager = Script(Source(data, name)), Script(Source(data, name))
+        for fast, full in zip(lazy.commands, eager.commands):
+            argv = full.argv  # evaluated first: program and begin are then read from it
+            expected = _basename(argv[0].text) if argv and argv[0].known else ""
+            assert (fast.program, fast.begin) == (expected, unwrap(argv)), (name, fast.node.start_byte)
+            assert "argv" not in fast.__dict__ or fast.program not in ("echo", "cd", "mkdir")
+            checked += 1
+        assert [s.command.node.start_byte for s in lazy.steps] == [s.command.node.start_byte for s in eager.steps]
+    assert checked > 200

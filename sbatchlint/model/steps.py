@@ -45,13 +45,49 @@ class EnvAssignment:
     span: Span
 
 
-@dataclass
 class Command:
-    node: Node
+    """One command the batch shell (or a task's shell) runs: its ``node``, its ``argv`` as the
+    shell builds it, its prefix assignments (``env``), whether it was parsed from a string the
+    task's shell runs (``in_string``), and for such a command the ``step`` whose task runs it.
+
+    A batch command built from the tree (``arguments`` and ``values`` given instead of ``argv``)
+    evaluates its argv when first asked: most rules only ask for the program, which a plain
+    first word gives without evaluating the rest.
+    """
+
     argv: List[Word]
-    env: List[EnvAssignment] = field(default_factory=list)
-    in_string: bool = False  # parsed from a string the task's shell runs (``bash -c``)
-    step: Optional["Step"] = None  # the step whose task runs this command (task-level only)
+
+    def __init__(
+        self,
+        node: Node,
+        argv: Optional[List[Word]] = None,
+        env: Optional[List[EnvAssignment]] = None,
+        in_string: bool = False,
+        step: Optional["Step"] = None,
+        *,
+        values: Optional[Values] = None,
+        arguments: Optional[List[Node]] = None,
+    ) -> None:
+        self.node = node
+        if argv is not None:
+            self.argv = argv
+        else:
+            assert values is not None and arguments is not None
+            self._values = values
+            self._arguments = arguments
+        self.env = env if env is not None else []
+        self.in_string = in_string
+        self.step = step
+
+    def __getattr__(self, name: str):
+        # only for what __init__ did not set: the argv of a command built from the tree
+        if name == "argv" and "_arguments" in self.__dict__:
+            argv = self.__dict__["argv"] = self._values.command_words(self._arguments)
+            return argv
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"Command(node={self.node!r}, argv={self.argv!r}, env={self.env!r}, in_string={self.in_string!r})"
 
     @property
     def span(self) -> Span:
@@ -63,6 +99,10 @@ class Command:
     def program(self) -> str:
         """The basename of argv[0] ("" when unknown). Asked by many rules of every command;
         computed once (a command's argv is never changed after it is built)."""
+        if "argv" not in self.__dict__:
+            text = self._values.plain_first_word(self._arguments)
+            if text is not None:
+                return _basename(text)
         if not self.argv or not self.argv[0].known:
             return ""
         return _basename(self.argv[0].text)
@@ -70,6 +110,8 @@ class Command:
     @cached_property
     def begin(self) -> int:
         """``unwrap(argv)``: the index of the real program behind wrappers (computed once)."""
+        if self.program not in WRAPPERS:
+            return 0  # argv[0] is the program, or unknown: what unwrap gives, without the argv
         return unwrap(self.argv)
 
     @property
@@ -199,8 +241,9 @@ def _command(values: Values, node: Node, in_string: bool = False) -> Command:
                 env.append(EnvAssignment(values._text(name_node), value, node_span(child, values.data)))
         elif kind not in _NOT_ARGUMENTS and child.is_named:
             argument_nodes.append(child)
-    argv = values.command_words(argument_nodes)
-    return Command(node, argv, env, in_string)
+    if in_string:
+        return Command(node, values.command_words(argument_nodes), env, in_string)
+    return Command(node, None, env, in_string, values=values, arguments=argument_nodes)
 
 
 _NOT_ARGUMENTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect", "comment"})
@@ -244,6 +287,8 @@ def unwrap(argv: List[Word]) -> int:
 def build_steps(values: Values, commands: List[Command]) -> List[Step]:
     steps = []
     for command in commands:
+        if command.program != "srun" and command.program not in WRAPPERS:
+            continue  # not srun, and nothing in front of it (argv left unevaluated)
         start = command.begin
         if start >= len(command.argv):
             continue

@@ -1030,6 +1030,24 @@ class Values:
         return [Value((Piece("", span, quote, known=False, name=name),))]
 
     # -- words as the shell splits them --------------------------------------------------------
+    def plain_first_word(self, nodes: Sequence[Node]) -> Optional[str]:
+        """The text of the first word ``command_words(nodes)`` gives, when it comes from a plain
+        word node (its fast path: no backslash, not the continuation of a cut word); "" when
+        there are no nodes; else None (evaluate the words to know)."""
+        if not nodes:
+            return ""
+        node = nodes[0]
+        if node.type not in _PLAIN_WORDS:
+            return None
+        data = self.data
+        span = node_span(node, data)
+        start = span.start
+        if start >= span.end or (self._cut_words and start and data[start - 1] == 36):
+            return None
+        if data.find(b"\\", start, span.end) >= 0:
+            return None
+        return data[start : span.end].decode("utf-8", errors="replace")
+
     def command_words(self, nodes: Iterable[Node]) -> List["Word"]:
         """The argv a list of argument nodes produces (primary alternative, after splitting)."""
         words: List[Word] = []
