@@ -113,6 +113,9 @@ class Header:
         return [d for d in self.effective if d.name == name]
 
 
+_PLAIN_TOKEN = re.compile(rb"[^ \t\r\"'\\#]+")
+
+
 def tokenize(source: Source, start: int, end: int) -> List[Token]:
     """Split a directive's option text the way sbatch does; stops at a comment."""
     data = source.data
@@ -124,6 +127,17 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
         if i >= end or data[i] == 35:  # '#': comment
             break
         token_start = i
+        plain = _PLAIN_TOKEN.match(data, i, end)
+        if plain is not None and (plain.end() == end or data[plain.end()] in b" \t\r"):
+            # the common token: no quote, backslash or '#' up to the next blank
+            i = plain.end()
+            raw = data[token_start:i]
+            try:
+                text = raw.decode(source.encoding)
+            except UnicodeDecodeError:
+                text = raw.decode(source.encoding, errors="replace")
+            tokens.append(Token(text, Span(token_start, i), None))
+            continue
         chars: List[str] = []
         quote = 0
         quote_at = 0
