@@ -962,30 +962,23 @@ class Values:
         if not found:
             return [unknown]
         out = []
+        unquoted = quote == ""
+        site = (span,)
         for value in found:
             if not value.pieces and not value.known:
                 out.append(unknown)
                 continue
-            out.append(
-                Value(
-                    tuple(
-                        Piece(
-                            p.text,
-                            p.span if p.known else (p.span or span),
-                            p.quote,
-                            p.known,
-                            p.name if p.known else (p.name or name),
-                            p.escaped,
-                            p.via + (span,),
-                            p.split or quote == "",
-                            loop=p.loop,
-                        )
-                        if (p.known or p.span is not None)
-                        else Piece("", span, quote, False, p.name or name, False, p.via + (span,), quote == "", loop=p.loop)
-                        for p in value.pieces
-                    )
-                )
-            )
+            # each piece again, as it reaches this site (one of the model's hottest loops)
+            pieces = []
+            append = pieces.append
+            for p in value.pieces:
+                if p.known:
+                    append(Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop))
+                elif p.span is not None:
+                    append(Piece(p.text, p.span or span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False, p.loop))
+                else:
+                    append(Piece("", span, quote, False, p.name or name, False, p.via + site, unquoted, False, p.loop))
+            out.append(Value(tuple(pieces)))
         return out
 
     def _braced_expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
