@@ -393,3 +393,22 @@ def test_fixes_through_a_cut_word_edit_the_right_bytes():
     assert "export MYDIR=$A/x_$B.y\n" in fix_text(text, select=["SBL203"], unsafe=True)
     text = HEADER + "export HF_TOKEN\nsrun bash -c \"python x.py --t $A/x_$HF_TOKEN.d\"\n"
     assert '--t $A/x_\\$HF_TOKEN.d"' in fix_text(text, select=["SBL402"])
+
+
+# -- rules that look for a variable's expansions in the tree -------------------------------------
+@pytest.mark.parametrize("spelling", ["$DIR/${MASTER_ADDR}.txt", "$DIR/$MASTER_ADDR.txt"])
+def test_loopback_master_addr_expanded_in_a_cut_word(spelling):
+    # SBL105: MASTER_ADDR=localhost is not exported, but the batch shell expands it for the step
+    text = HEADER + "MASTER_ADDR=localhost\nsrun python x.py --addr " + spelling + "\n"
+    assert [d.code for d in lint_text(text, ["SBL105"])] == ["SBL105"]
+
+
+@pytest.mark.parametrize("spelling, fixable", [("$LOGS/n_${SLURM_NTASKS}.txt", False), ("$LOGS/n_$SLURM_NTASKS.txt", False), ("$LOGS/none.txt", True)])
+def test_task_count_read_in_a_cut_word_keeps_the_count_fix_away(spelling, fixable):
+    # SBL101 offers no fix that changes the task count when the script reads that count
+    text = (
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+        "echo " + spelling + "\nsrun torchrun --nnodes=2 --nproc_per_node=8 train.py\n"
+    )
+    (finding,) = lint_text(text, ["SBL101"])
+    assert (finding.fix is not None) is fixable

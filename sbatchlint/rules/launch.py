@@ -28,6 +28,7 @@ from ..model.launch import (
 )
 from ..model.steps import Step
 from ..registry import register
+from .. import shell
 from ..shell import ancestors
 from ..source import Span
 from .base import Bad, Good, Rule, clean
@@ -144,6 +145,9 @@ def _reads_task_counts(script) -> bool:
     for node in script.nodes_of_type("variable_name"):
         if script.values._text(node) in TASK_COUNT_VARIABLES:
             return True
+    # ``$NAME`` in a word the grammar cut at a bare ``$`` is in no variable_name node
+    if any(hidden.name in TASK_COUNT_VARIABLES for hidden in shell.hidden_expansions(script.node_index, script.data)):
+        return True
     for launch in launches(script):
         for word in launch.command.argv:
             if any(p.name in TASK_COUNT_VARIABLES for p in word.pieces):

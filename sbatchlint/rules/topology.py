@@ -11,6 +11,7 @@ from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
 from ..model.steps import Step
 from ..registry import register
+from .. import shell
 from ..shell import ancestors, node_span
 from ..source import Span
 from .base import Bad, Good, Rule, clean
@@ -163,7 +164,8 @@ def _expanded_in_batch(script, name: str) -> bool:
         for child in node.named_children:
             if child.type == "variable_name" and script.values._text(child) == name:
                 return True
-    return False
+    # ``$NAME`` in a word the grammar cut at a bare ``$`` (``$DIR/rank_$NAME.log``)
+    return any(hidden.name == name for hidden in shell.hidden_expansions(script.node_index, script.data))
 
 
 @register
