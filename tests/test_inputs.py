@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -97,6 +98,32 @@ def test_unparseable_shell_is_reported_not_crashed(tmp_path):
     result = run("--output-format", "concise", str(path))
     assert result.exit_code == 1
     assert "SBL001" in result.output
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="needs bash")
+def test_valid_bash_the_parser_cannot_read_is_a_warning_not_an_error():
+    from lintutil import lint_text
+
+    # tree-sitter-bash gives an ERROR node for this valid test command
+    valid = "#!/bin/bash\n#SBATCH --nodes=1\n[ $A/b_$B.c = x ] && echo same\nsrun hostname\n"
+    (finding,) = lint_text(valid, ["SBL001"])
+    assert finding.severity.value == "warning"
+    assert "bash accepts" in finding.message and "not checked" in finding.message
+    broken = "#!/bin/bash\n#SBATCH --nodes=1\nif [ -n \"$X\" ]; then\nsrun hostname\n"
+    (finding,) = lint_text(broken, ["SBL001"])
+    assert finding.severity.value == "error" and finding.message.startswith("bash: ")
+
+
+def test_without_bash_an_unreadable_region_stays_an_error(monkeypatch):
+    import shutil as shutil_module
+
+    from lintutil import lint_text
+
+    monkeypatch.setattr(shutil_module, "which", lambda name: None)
+    valid = "#!/bin/bash\n#SBATCH --nodes=1\n[ $A/b_$B.c = x ] && echo same\nsrun hostname\n"
+    (finding,) = lint_text(valid, ["SBL001"])
+    assert finding.severity.value == "error"
+    assert finding.message == "lines 3-4 could not be parsed and were not checked"
 
 
 def test_directory_as_file_argument_is_searched(tmp_path):

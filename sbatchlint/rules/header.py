@@ -1,7 +1,7 @@
 """SBL001–SBL004: is this a batch script sbatch reads the way its author thinks?"""
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
@@ -9,22 +9,23 @@ from ..source import Span
 from .base import Bad, Good, Rule, clean
 
 
-def bash_syntax_error(data: bytes) -> Optional[str]:
-    """``bash -n``'s first complaint, or None when bash accepts the script (or is not installed)."""
+def bash_syntax_error(data: bytes) -> Tuple[Optional[bool], Optional[str]]:
+    """What ``bash -n`` says of the script: (True, None) when it accepts it, (False, its first
+    complaint) when it does not, (None, None) when bash is not installed or cannot be run."""
     import shutil  # only for a script the parser could not read: not on every run's import path
     import subprocess
 
     bash = shutil.which("bash")
     if bash is None:
-        return None
+        return None, None
     try:
         done = subprocess.run([bash, "-n", "/dev/stdin"], input=data, capture_output=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
-        return None
+        return None, None
     if done.returncode == 0:
-        return None
+        return True, None
     message = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
-    return message[0].replace("/dev/stdin: ", "") if message else "syntax error"
+    return False, message[0].replace("/dev/stdin: ", "") if message else "syntax error"
 
 
 @register
@@ -37,7 +38,9 @@ class ShellSyntaxError(Rule):
         Reports every region of the script that the bash parser could not read. When `bash` is
         installed, `bash -n` is asked as well and its message is quoted. A region the parser
         could not read is reported as not checked: none of the other rules looked inside it, so
-        silence there does not mean the lines are correct.
+        silence there does not mean the lines are correct. When `bash -n` accepts the script,
+        the region is valid bash that this parser cannot read (a few rare spellings such as
+        `[ $A/b_$B.c = x ]`): it is still reported as not checked, as a warning, not an error.
     """
     why = """
         sbatch accepts a script with a syntax error; bash only discovers it when the job starts,
@@ -74,12 +77,17 @@ class ShellSyntaxError(Rule):
         regions: List[Span] = script.errors
         if not regions:
             return
-        complaint = bash_syntax_error(script.data)
+        accepted, complaint = bash_syntax_error(script.data)
         source = script.source
         for region in regions:
             first, last = source.line_of(region.start), source.line_of(max(region.start, region.end - 1))
             where = f"line {first}" if first == last else f"lines {first}-{last}"
             verb = "was" if first == last else "were"
+            if accepted:
+                # valid bash that this parser cannot read: still not checked, but no error
+                message = f"bash accepts {where}, but {'it' if first == last else 'they'} could not be parsed here and {verb} not checked"
+                yield self.report(script, region, message, label="not parsed", severity=Severity.WARNING)
+                continue
             if complaint:
                 message = f"bash: {complaint}; {where} could not be parsed and {verb} not checked"
             else:
