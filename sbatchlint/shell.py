@@ -2,8 +2,8 @@
 
 Known traps of the grammar are guarded here so rules never see them:
 - an expansion node's span can begin with the whitespace before it: ``node_span`` trims it;
-- a reserved word parsed as a command name (``A=1 B=2`` followed by ``elif`` misparses
-  silently) is reported as an error region, like the grammar's own ERROR nodes;
+- a reserved word parsed as a command name (``A=1 B=2 \\`` continued onto an ``elif`` line
+  misparses silently) is reported as an error region, like the grammar's own ERROR nodes;
 - a word cut at a bare ``$``: after an expansion, a quote or a substitution earlier in the word,
   ``$NAME`` followed by more text is split silently into a concatenation ending with a bare ``$``
   token and a sibling starting with the name: ``echo $A/b_$C.d`` gives ``$A/b_$`` and ``C.d``
@@ -11,10 +11,17 @@ Known traps of the grammar are guarded here so rules never see them:
   sibling may sit one level up: ``X=$A/b_$C.d`` makes ``C.d`` the command name of a "command"
   whose prefix assignment is ``X=$A/b_$``; ``cat <<< $A/b_$C.d`` gives cat an argument ``C.d``.
   ``word_chain`` finds the nodes that continue such a word (the model evaluates it as one word,
-  ``$C`` expanded) and ``hidden_expansions`` the ``$NAME`` no ``simple_expansion`` node holds.
+  ``$C`` expanded) and ``hidden_expansions`` the ``$NAME`` no ``simple_expansion`` node holds;
+- assignments glued to the next line's command: ``A=1 B=2`` (two or more on a line) followed by
+  a newline and a command parses as ONE command with prefix assignments (``A=1 B=2 srun …``),
+  silently. Bash ends the statement at the newline: the assignments are the shell's own and the
+  command gets no such environment. ``parse`` finds such commands and parses again with a ``;``
+  in place of the blank after each glued line's last assignment (same length: every offset
+  holds), so the tree has the statement bash runs.
 """
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -45,7 +52,71 @@ def parser() -> Parser:
 
 
 def parse(data: bytes) -> Tree:
-    return parser().parse(data)
+    """The tree of a script or of a string a shell runs, with the glued-assignment trap undone
+    (see the module docstring): nodes' offsets are offsets into ``data`` either way."""
+    tree = parser().parse(data)
+    if b"=" not in data:
+        return tree
+    unglued = _unglued(data, tree)
+    if unglued is None:
+        return tree
+    fixed = parser().parse(unglued)
+    if fixed.root_node.has_error and not tree.root_node.has_error:
+        return tree  # never trade a clean tree for a broken one
+    return fixed
+
+
+# A line that begins with an assignment: where a glued group of assignments can start.
+_ASSIGNMENT_LINE = re.compile(rb"(?m)^[ \t]*[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
+
+
+def _unglued(data: bytes, tree: Tree) -> Optional[bytes]:
+    """``data`` with ``;`` in place of the blank after the last assignment of each line the
+    grammar glued to the next line's command; None when there is none."""
+    root = tree.root_node
+    points: List[int] = []
+    seen = set()
+    for match in _ASSIGNMENT_LINE.finditer(data):
+        node: Optional[Node] = root.descendant_for_byte_range(match.end() - 1, match.end())
+        while node is not None and node.type != "variable_assignment":
+            node = node.parent
+        command = node.parent if node is not None else None
+        if command is None or command.type != "command" or command.start_byte in seen:
+            continue
+        seen.add(command.start_byte)
+        points.extend(_glue_points(command, data))
+    if not points:
+        return None
+    patched = bytearray(data)
+    for point in points:
+        patched[point] = 59  # ';'
+    return bytes(patched)
+
+
+def _glue_points(command: Node, data: bytes) -> List[int]:
+    """The blank after each leading assignment of ``command`` that an unescaped newline (after
+    any comment) separates from what follows it in the node."""
+    points: List[int] = []
+    last_assignment = -1
+    last_end = -1
+    for child in command.children:
+        kind = child.type
+        if last_assignment >= 0 and kind != "comment" and _newline_between(data, last_end, child.start_byte):
+            if data[last_assignment : last_assignment + 1] in (b" ", b"\t", b"\r", b"\n"):
+                points.append(last_assignment)
+        if kind == "variable_assignment":
+            last_assignment = child.end_byte
+        elif kind != "comment":
+            break
+        last_end = child.end_byte
+    return points
+
+
+def _newline_between(data: bytes, start: int, end: int) -> bool:
+    gap = data[start:end]
+    if b"\n" not in gap:
+        return False
+    return b"\n" in gap.replace(b"\\\r\n", b"").replace(b"\\\n", b"")  # a line continuation is a blank
 
 
 def node_span(node: Node, data: bytes) -> Span:

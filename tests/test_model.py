@@ -107,8 +107,18 @@ def test_export_marks_variables():
     assert not values.is_exported("B", end)
 
 
-def test_reserved_word_misparse_is_an_error_region():
+def test_glued_assignments_before_elif_are_read_as_bash_reads_them():
+    # the grammar glues ``A=1 B=2`` to the next line and makes ``elif`` a command name; the
+    # model parses it with the statement ended at the newline, as bash does
     model = text_script("#!/bin/bash\nif [ -n \"$A\" ]; then\n  A=1 B=2\nelif true; then\n  x\nfi\n")
+    assert model.errors == []
+    assert [n.type for n in model.nodes_of_type("elif_clause")] == ["elif_clause"]
+    assert [c.program for c in model.commands] == ["true", "x"]
+
+
+def test_reserved_word_misparse_is_an_error_region():
+    # continued onto the elif line, the assignments make ``elif`` a command word for bash too
+    model = text_script("#!/bin/bash\nif true; then\n  A=1 B=2 \\\nelif true; then\n  x\nfi\n")
     assert model.errors, "the elif line is parsed as a command: must be reported, not trusted"
 
 

@@ -412,3 +412,54 @@ def test_task_count_read_in_a_cut_word_keeps_the_count_fix_away(spelling, fixabl
     )
     (finding,) = lint_text(text, ["SBL101"])
     assert (finding.fix is not None) is fixable
+
+
+# -- assignments glued to the next line's command -------------------------------------------------
+# ``A=1 B=2`` then a newline and a command parses as ONE command with prefix assignments; bash
+# ends the statement at the newline. The model must read the spelling below like its oracle, the
+# same assignments written one per line.
+GLUED = [
+    ("PORT=29500 ADDR=node1\n", "PORT=29500\nADDR=node1\n"),
+    ("PORT=29500 ADDR=node1 # rendezvous\n", "PORT=29500\nADDR=node1 # rendezvous\n"),
+    ("PORT=29500 ADDR=node1\nX=1 Y=2\n", "PORT=29500\nADDR=node1\nX=1\nY=2\n"),
+]
+
+
+@pytest.mark.parametrize("glued, oracle", GLUED)
+def test_glued_assignments_are_the_shells_own(glued, oracle):
+    tail = "srun bash -c 'python serve.py --port $PORT --addr $ADDR'\n"
+    model = script(HEADER + glued + tail)
+    assert {"PORT", "ADDR"} <= set(model.values.assignments)
+    (step,) = model.steps
+    assert step.command.env == []  # srun gets no such environment
+    assert model.text(step.span).startswith("srun ")
+    found = [(d.code, d.message.split(" (line")[0]) for d in lint_text(HEADER + glued + tail)]
+    expected = [(d.code, d.message.split(" (line")[0]) for d in lint_text(HEADER + oracle + tail)]
+    assert found == expected
+    assert ("SBL203" in {code for code, _ in found})  # neither reaches the task: not exported
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"])
+def test_glued_assignments_in_any_line_ending(line_end):
+    text = (HEADER + "A=1 B=2\nsrun python x.py --a $A\n").replace("\n", line_end)
+    model = script(text)
+    (step,) = model.steps
+    assert step.command.env == [] and {"A", "B"} <= set(model.values.assignments)
+    assert [w.text for w in step.task_argv] == ["python", "x.py", "--a", "1"]
+
+
+def test_a_continued_line_stays_a_prefix():
+    # ``A=1 B=2 \`` + newline: bash joins the lines, the assignments are srun's environment
+    model = script(HEADER + "A=1 B=2 \\\n  srun python x.py\n")
+    (step,) = model.steps
+    assert [env.name for env in step.command.env] == ["A", "B"]
+    assert "A" not in model.values.assignments
+
+
+def test_ungluing_keeps_every_offset():
+    text = HEADER + "if true; then\n  A=1 B=2\n  srun python x.py --b $B\nfi\n"
+    model = script(text)
+    (step,) = model.steps
+    assert model.text(step.srun_word.span) == "srun"
+    assert [w.text for w in step.task_argv] == ["python", "x.py", "--b", "2"]
+    assert model.errors == []
