@@ -66,8 +66,11 @@ def parse(data: bytes) -> Tree:
     return fixed
 
 
-# A line that begins with an assignment: where a glued group of assignments can start.
-_ASSIGNMENT_LINE = re.compile(rb"(?m)^[ \t]*[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
+# A second assignment after a first one's value (the blank between them may continue the line):
+# a glued group holds at least two. Cheaper than looking for every statement start.
+_SECOND_ASSIGNMENT = re.compile(
+    rb"(?:=[^ \t\n=]*|[\"')}\]])(?:[ \t]|\\\r?\n)+[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?="
+)
 
 
 def _unglued(data: bytes, tree: Tree) -> Optional[bytes]:
@@ -76,7 +79,7 @@ def _unglued(data: bytes, tree: Tree) -> Optional[bytes]:
     root = tree.root_node
     points: List[int] = []
     seen = set()
-    for match in _ASSIGNMENT_LINE.finditer(data):
+    for match in _SECOND_ASSIGNMENT.finditer(data):
         node: Optional[Node] = root.descendant_for_byte_range(match.end() - 1, match.end())
         while node is not None and node.type != "variable_assignment":
             node = node.parent

@@ -463,3 +463,18 @@ def test_ungluing_keeps_every_offset():
     assert model.text(step.srun_word.span) == "srun"
     assert [w.text for w in step.task_argv] == ["python", "x.py", "--b", "2"]
     assert model.errors == []
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("if true; then A=1 B=2\n  srun python x.py --a $A\nfi\n", "if true; then\n  A=1\n  B=2\n  srun python x.py --a $A\nfi\n"),
+        ("for i in 1; do A=1 B=2\n  srun python x.py --a $A\ndone\n", "for i in 1; do\n  A=1\n  B=2\n  srun python x.py --a $A\ndone\n"),
+        ("true && A=1 B=2\nsrun python x.py --a $A\n", "true && A=1 && B=2\nsrun python x.py --a $A\n"),
+    ],
+)
+def test_glued_assignments_after_a_keyword_or_operator(before, after):
+    glued, oracle = script(HEADER + before), script(HEADER + after)
+    (step,), (expected,) = glued.steps, oracle.steps
+    assert step.command.env == [] and {"A", "B"} <= set(glued.values.assignments)
+    assert [w.text for w in step.task_argv] == [w.text for w in expected.task_argv] == ["python", "x.py", "--a", "1"]
