@@ -353,7 +353,7 @@ def task_strings(script: "Script") -> List[TaskString]:
 
 
 def _task_strings(script: "Script") -> List[TaskString]:
-    from .model.steps import SHELLS, WRAPPERS, parse_task_string
+    from .model.steps import SHELLS, parse_task_string
     import posixpath
 
     out: List[TaskString] = []
@@ -374,7 +374,7 @@ def _task_strings(script: "Script") -> List[TaskString]:
     for command in script.commands:
         if id(command) in step_commands:
             continue
-        if command.program not in SHELLS and command.program not in WRAPPERS:
+        if not command.may_run(SHELLS):
             continue  # runs no shell (its argv is left unevaluated)
         argv = command.argv
         begin = command.begin
@@ -772,8 +772,11 @@ _COMMAND_HINTS = (b"token", b"key", b"secret", b"passw", b"wandb")
 def mentions(hints: Tuple[bytes, ...], script: "Script") -> bool:
     """Whether one of ``hints`` (lowercase) occurs in the script or in a string a task's shell
     runs, case-insensitively: every character of a command word comes from one of them."""
-    texts = [script.data] + [task.text for task in task_strings(script)]
-    return any(hint in text.lower() for text in texts for hint in hints)
+    for text in [script.data] + [task.text for task in task_strings(script)]:
+        lowered = text.lower()
+        if any(hint in lowered for hint in hints):
+            return True
+    return False
 
 
 def _scan(script: "Script") -> List[Secret]:

@@ -170,6 +170,9 @@ def test_program_and_wrappers_without_the_argv_agree_with_the_argv():
             argv = full.argv  # evaluated first: program and begin are then read from it
             expected = _basename(argv[0].text) if argv and argv[0].known else ""
             assert (fast.program, fast.begin) == (expected, unwrap(argv)), (name, fast.node.start_byte)
+            begin = unwrap(argv)
+            if begin < len(argv) and argv[begin].known:  # may_run never rules out the real program
+                assert fast.may_run((_basename(argv[begin].text),)), (name, fast.node.start_byte)
             assert "argv" not in fast.__dict__ or fast.program not in ("echo", "cd", "mkdir")
             checked += 1
         assert [s.command.node.start_byte for s in lazy.steps] == [s.command.node.start_byte for s in eager.steps]

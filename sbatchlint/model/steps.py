@@ -107,6 +107,11 @@ class Command:
             return ""
         return _basename(self.argv[0].text)
 
+    def may_run(self, programs) -> bool:
+        """Whether the real program (behind any wrapper) can be one of ``programs`` (basenames):
+        answered from the first word when that is no wrapper, so the argv is not evaluated."""
+        return self.program in programs or self.program in WRAPPERS
+
     @cached_property
     def begin(self) -> int:
         """``unwrap(argv)``: the index of the real program behind wrappers (computed once)."""
@@ -287,8 +292,8 @@ def unwrap(argv: List[Word]) -> int:
 def build_steps(values: Values, commands: List[Command]) -> List[Step]:
     steps = []
     for command in commands:
-        if command.program != "srun" and command.program not in WRAPPERS:
-            continue  # not srun, and nothing in front of it (argv left unevaluated)
+        if not command.may_run(("srun",)):
+            continue  # (argv left unevaluated)
         start = command.begin
         if start >= len(command.argv):
             continue

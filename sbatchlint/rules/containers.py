@@ -26,7 +26,7 @@ from ..model.containers import (
 )
 from ..model.geometry import geometry
 from ..model.launch import launches as model_launches
-from ..model.steps import WRAPPERS, Command, Step, StepOption
+from ..model.steps import Command, Step, StepOption
 from ..model.values import Value, Word
 from ..registry import register
 from ..shell import ancestors
@@ -1454,7 +1454,7 @@ class ConcurrentUvSync(Rule):
         for command in script.commands:
             if command.in_string or id(command) in step_commands:
                 continue
-            if command.program != "uv" and command.program not in WRAPPERS:
+            if not command.may_run(("uv",)):
                 continue  # cannot be `uv sync` (its argv is left unevaluated)
             argv = command.argv
             i = command.begin
