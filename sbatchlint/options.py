@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "OptionSpec",
+    "GEOMETRY_QUANTITIES",
     "SBATCH",
     "SRUN",
     "PYXIS",
@@ -51,19 +52,43 @@ __all__ = [
     "lookup_exact",
     "canonical",
     "suggest",
+    "ambiguous",
+    "read_as_short",
+    "has_expansion",
     "validate",
 ]
 
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """One command-line option.
+    """One command-line option and what it means.
 
     ``long`` is the name without dashes, ``short`` the one-letter form or
     ``None``, ``arg`` one of ``"required"``, ``"optional"``, ``"none"``,
-    ``value`` the validator kind for :func:`validate` or ``None``, and
-    ``pyxis`` is true for the options that only exist when the pyxis SPANK
-    plugin is loaded.
+    ``value`` the value grammar: the validator kind for :func:`validate` or
+    ``None`` (free form), and ``pyxis`` is true for the options that only
+    exist when the pyxis SPANK plugin is loaded.
+
+    The rest is what the option means to the job:
+
+    * ``aliases``: the other long names of the same option (``--tasks-per-node``
+      for ``--ntasks-per-node``); ``canonical`` the preferred name of the option;
+    * ``geometry``: the quantity of the job's geometry it sets, one of
+      :data:`GEOMETRY_QUANTITIES` (``"tasks_per_node"`` for
+      ``--ntasks-per-node``), ``"placement"`` for an option that only says
+      where the tasks go (``--nodelist``, ``--gpu-bind``), or ``None``;
+    * ``steps_inherit``: whether an ``srun`` step inside the allocation gets
+      the batch header's value without repeating it; pyxis options reach the
+      batch step only;
+    * ``not_inherited``: the Slurm releases ``(first, last)`` (``(major,
+      minor)`` pairs, ``last`` excluded) in which steps do not inherit it
+      although they do before and after (``--cpus-per-task``: 22.05 to 23.11);
+    * ``accumulates``: given twice, the values add up instead of replacing
+      each other (``--mail-type``, ``--container-mounts``);
+    * ``free_text``: the value is text for people (``--job-name``,
+      ``--comment``), not something the job uses as a name or path;
+    * ``toggle``: a pyxis setting that this option and its ``--no-…`` twin turn
+      on and off (``--container-mount-home`` / ``--no-container-mount-home``).
     """
 
     long: str
@@ -71,6 +96,14 @@ class OptionSpec:
     arg: str
     value: str | None = None
     pyxis: bool = False
+    aliases: tuple = ()
+    canonical: str = ""
+    geometry: str | None = None
+    steps_inherit: bool = True
+    not_inherited: tuple | None = None
+    accumulates: bool = False
+    free_text: bool = False
+    toggle: str | None = None
 
 
 _R, _O, _N = "required", "optional", "none"
@@ -263,9 +296,124 @@ _PYXIS = [
 ]
 
 
+# ---------------------------------------------------------------------------
+# Option names: the rest of the project names an option through these.
+
+ACCOUNT = "account"
+ARRAY = "array"
+CHDIR = "chdir"
+COMMENT = "comment"
+CPUS_PER_TASK = "cpus-per-task"
+DISTRIBUTION = "distribution"
+ERROR = "error"
+EXCLUDE = "exclude"
+EXCLUSIVE = "exclusive"
+EXPORT = "export"
+GPU_BIND = "gpu-bind"
+GPUS = "gpus"
+GPUS_PER_NODE = "gpus-per-node"
+GPUS_PER_TASK = "gpus-per-task"
+GRES = "gres"
+HET_GROUP = "het-group"
+INPUT = "input"
+JOB_NAME = "job-name"
+KILL_ON_BAD_EXIT = "kill-on-bad-exit"
+MAIL_TYPE = "mail-type"
+MPI = "mpi"
+NODELIST = "nodelist"
+NODES = "nodes"
+NTASKS = "ntasks"
+NTASKS_PER_GPU = "ntasks-per-gpu"
+NTASKS_PER_NODE = "ntasks-per-node"
+OPEN_MODE = "open-mode"
+OUTPUT = "output"
+PARTITION = "partition"
+RELATIVE = "relative"
+TIME = "time"
+VERBOSE = "verbose"
+CONTAINER_ENV = "container-env"
+CONTAINER_ENTRYPOINT = "container-entrypoint"
+CONTAINER_IMAGE = "container-image"
+CONTAINER_MOUNT_HOME = "container-mount-home"
+CONTAINER_MOUNTS = "container-mounts"
+CONTAINER_NAME = "container-name"
+CONTAINER_READONLY = "container-readonly"
+CONTAINER_REMAP_ROOT = "container-remap-root"
+CONTAINER_SAVE = "container-save"
+CONTAINER_WORKDIR = "container-workdir"
+CONTAINER_WRITABLE = "container-writable"
+NO_CONTAINER_ENTRYPOINT = "no-container-entrypoint"
+NO_CONTAINER_MOUNT_HOME = "no-container-mount-home"
+NO_CONTAINER_REMAP_ROOT = "no-container-remap-root"
+
+#: Long names Slurm treats as the same option (same ``val`` in slurm_opt.c),
+#: mapped to the preferred spelling.
+ALIASES: dict[str, str] = {
+    "cluster": "clusters",
+    "cpu_bind": "cpu-bind",
+    "pack-group": HET_GROUP,
+    "tasks-per-node": NTASKS_PER_NODE,
+}
+
+#: The quantities of a job's geometry an option can set (``OptionSpec.geometry``).
+GEOMETRY_QUANTITIES = (
+    "nodes", "ntasks", "tasks_per_node", "cpus_per_task", "gpus", "gpus_per_node", "gpus_per_task",
+)
+
+# What the options mean (see OptionSpec); an option not listed means nothing to the geometry.
+_GEOMETRY = {
+    NODES: "nodes",
+    NTASKS: "ntasks",
+    NTASKS_PER_NODE: "tasks_per_node",
+    CPUS_PER_TASK: "cpus_per_task",
+    GPUS: "gpus",
+    GPUS_PER_NODE: "gpus_per_node",
+    GRES: "gpus_per_node",
+    GPUS_PER_TASK: "gpus_per_task",
+    NODELIST: "placement",
+    EXCLUDE: "placement",
+    RELATIVE: "placement",
+    DISTRIBUTION: "placement",
+    GPU_BIND: "placement",
+    NTASKS_PER_GPU: "placement",
+}
+# Slurm 22.05 stopped passing --cpus-per-task from the allocation to srun; 23.11 restored it.
+_NOT_INHERITED = {CPUS_PER_TASK: ((22, 5), (23, 11))}
+_ACCUMULATING = frozenset({MAIL_TYPE, VERBOSE, CONTAINER_MOUNTS, CONTAINER_ENV})
+_FREE_TEXT = frozenset({JOB_NAME, COMMENT})
+_TOGGLES = {
+    CONTAINER_MOUNT_HOME: "mount-home",
+    NO_CONTAINER_MOUNT_HOME: "mount-home",
+    CONTAINER_REMAP_ROOT: "remap-root",
+    NO_CONTAINER_REMAP_ROOT: "remap-root",
+    CONTAINER_ENTRYPOINT: "entrypoint",
+    NO_CONTAINER_ENTRYPOINT: "entrypoint",
+    CONTAINER_WRITABLE: "writable",
+    CONTAINER_READONLY: "writable",
+}
+
+
+def _spec(long, short, arg, value, pyxis):
+    preferred = ALIASES.get(long, long)
+    aliases = tuple(sorted(name for name, target in ALIASES.items() if target == preferred and name != long))
+    if preferred != long:
+        aliases = tuple(sorted(set(aliases) | {preferred}))
+    return OptionSpec(
+        long, short, arg, value, pyxis,
+        aliases=aliases,
+        canonical=preferred,
+        geometry=_GEOMETRY.get(preferred),
+        steps_inherit=not pyxis,
+        not_inherited=_NOT_INHERITED.get(preferred),
+        accumulates=preferred in _ACCUMULATING,
+        free_text=preferred in _FREE_TEXT,
+        toggle=_TOGGLES.get(preferred),
+    )
+
+
 def _build(rows, pyxis=False):
     return {
-        long: OptionSpec(long, short, arg, value, pyxis)
+        long: _spec(long, short, arg, value, pyxis)
         for long, short, arg, value in rows
     }
 
@@ -273,15 +421,6 @@ def _build(rows, pyxis=False):
 PYXIS: dict[str, OptionSpec] = _build(_PYXIS, pyxis=True)
 SBATCH: dict[str, OptionSpec] = {**_build(_BOTH), **_build(_SBATCH_ONLY), **PYXIS}
 SRUN: dict[str, OptionSpec] = {**_build(_BOTH), **_build(_SRUN_ONLY), **PYXIS}
-
-#: Long names Slurm treats as the same option (same ``val`` in slurm_opt.c),
-#: mapped to the preferred spelling.
-ALIASES: dict[str, str] = {
-    "cluster": "clusters",
-    "cpu_bind": "cpu-bind",
-    "pack-group": "het-group",
-    "tasks-per-node": "ntasks-per-node",
-}
 
 #: The validator kinds :func:`validate` knows.
 VALUE_KINDS = (
@@ -401,6 +540,37 @@ def suggest(table: dict[str, OptionSpec], name: str) -> str | None:
     if len(ranked) > 1 and best_score - ranked[1][1] < _SUGGEST_MARGIN:
         return None
     return best
+
+
+def ambiguous(table: dict[str, OptionSpec], name: str) -> list[str]:
+    """The preferred names of every option ``name`` abbreviates (more than one: ambiguous)."""
+    return sorted({canonical(key) for key in table if key.startswith(name)})
+
+
+def read_as_short(table: dict[str, OptionSpec], word: str) -> tuple[str, bool]:
+    """How getopt reads ``-abc…`` as one-letter options: (rendering, rejected).
+
+    ``-ntasks=8`` reads as ``-n tasks=8`` (``--ntasks`` with a value it rejects),
+    ``-HQ`` as ``-H -Q``; ``rejected`` says the command refuses it.
+    """
+    body = word[1:]
+    parts: list[str] = []
+    i = 0
+    while i < len(body):
+        letter = body[i]
+        spec = lookup_exact(table, letter)
+        if spec is None:
+            parts.append(f"-{letter}")
+            return " ".join(parts), True
+        rest = body[i + 1 :]
+        if spec.arg != "none" and rest:
+            parts.append(f"-{letter} {rest}")
+            if spec.value is not None:
+                return " ".join(parts), validate(spec.value, rest, spec.long) is not None
+            return " ".join(parts), False
+        parts.append(f"-{letter}")
+        i += 1
+    return " ".join(parts), False
 
 
 _SUGGEST_CUTOFF = 0.8
@@ -665,6 +835,12 @@ _CHECKS = {
     "exclusive": _check_exclusive,
     "kill-on-bad-exit": _check_kill_on_bad_exit,
 }
+
+
+def has_expansion(value: str) -> bool:
+    """Whether a value holds a shell expansion (``$X``, ``${X}``, ``$(cmd)``, backquotes),
+    which sbatch passes on literally."""
+    return _EXPANSION.search(value) is not None
 
 
 def validate(kind: str, value: str | None, option: str | None = None) -> str | None:

@@ -45,7 +45,7 @@ from click.testing import CliRunner
 
 from lintutil import fix_text, lint_text
 from sbatchlint.cli import main
-from sbatchlint.rules.directives import one_dash_long, read_as_short
+from sbatchlint.options import SBATCH, read_as_short
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "directives")
 OURS = ["SBL005", "SBL006", "SBL007", "SBL008", "SBL009", "SBL010", "SBL011", "SBL012", "SBL013"]
@@ -229,13 +229,13 @@ def test_one_dash_reading():
     def first(word):
         return parse_header(Source(f"#SBATCH {word}\n".encode())).directives[0]
 
-    assert one_dash_long(first("-ntasks-per-node=8")) == "ntasks-per-node"
-    assert one_dash_long(first("-nodes")) == "nodes"
-    assert one_dash_long(first("-Jtraining")) is None
-    assert one_dash_long(first("-N2")) is None
-    assert one_dash_long(first("-N=2")) is None
-    assert read_as_short("-verbose") == ("-v -e rbose", False)
-    assert read_as_short("-nodes=2") == ("-n odes=2", True)
+    assert first("-ntasks-per-node=8").one_dash_long == "ntasks-per-node"
+    assert first("-nodes").one_dash_long == "nodes"
+    assert first("-Jtraining").one_dash_long is None
+    assert first("-N2").one_dash_long is None
+    assert first("-N=2").one_dash_long is None
+    assert read_as_short(SBATCH, "-verbose") == ("-v -e rbose", False)
+    assert read_as_short(SBATCH, "-nodes=2") == ("-n odes=2", True)
 
 
 def test_late_directives_are_checked_for_spelling_too():

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import options as sbatch_options
 from ..source import Source, Span
 
 MAGIC = b"#SBATCH"
+_BOM = b"\xef\xbb\xbf"
 _MALFORMED = re.compile(rb"^(?P<lead>[ \t]*)#[ \t]*(?P<word>sbatch)(?P<after>.?)", re.IGNORECASE)
 
 
@@ -30,6 +31,7 @@ class Token:
     truncated_at: Optional[int] = None  # offset of an unescaped '#' glued to the token
     rest: Optional[Span] = None  # what sbatch drops after that '#'
     unclosed: Optional[int] = None  # offset of a quote that is never closed on the line
+    offsets: Optional[List[int]] = None  # source offset of each byte of text; None: the span's own
 
 
 @dataclass
@@ -47,6 +49,11 @@ class Directive:
     truncated_at: Optional[int] = None
     dropped: Optional[Span] = None  # text sbatch ignores after an unescaped '#' in the value
     unclosed_quote: Optional[int] = None  # offset of a quote never closed: sbatch stops ("Unmatched")
+    text: str = ""  # the option and its value as written in the source
+    glued: bool = False  # the word follows ``#SBATCH`` with no blank (``#SBATCHED``, ``#SBATCH-N2``)
+    quote_char: str = ""  # the quote that is never closed (see unclosed_quote)
+    ignored_words: List[str] = field(default_factory=list)  # words sbatch drops after the '#'
+    value_byte_offsets: Optional[List[int]] = None  # see value_offsets
 
     @property
     def name(self) -> Optional[str]:
@@ -56,6 +63,95 @@ class Directive:
     @property
     def written(self) -> str:
         return self.dashes + self.option
+
+    @property
+    def attached(self) -> bool:
+        """A short option whose value is glued to the letter (``-N2``, ``-ntasks``)."""
+        return (
+            self.dashes == "-"
+            and self.value is not None
+            and self.value_span is not None
+            and self.value_span.start == self.option_span.end
+        )
+
+    @property
+    def value_offsets(self) -> List[int]:
+        """The source offset of every byte of the value as sbatch reads it (quotes and escapes
+        removed); empty without a value."""
+        if self.value_span is None:
+            return []
+        if self.value_byte_offsets is not None:
+            return self.value_byte_offsets
+        return list(range(self.value_span.start, self.value_span.end))
+
+    @property
+    def comment_span(self) -> Optional[Span]:
+        """From the start of the option to the end of the word an unescaped ``#`` cuts, when one
+        does."""
+        if self.truncated_at is None:
+            return None
+        return Span(self.span.start, self.dropped.end if self.dropped else self.truncated_at + 1)
+
+    @property
+    def hash_span(self) -> Optional[Span]:
+        """The ``#`` that cuts the value and the rest of its word."""
+        if self.truncated_at is None:
+            return None
+        return Span(self.truncated_at, self.dropped.end if self.dropped else self.truncated_at + 1)
+
+    @property
+    def one_dash_long(self) -> Optional[str]:
+        """The long option a one-dash word such as ``-ntasks-per-node=8`` was meant to be."""
+        if not self.attached:
+            return None
+        assert self.value is not None
+        if self.value.startswith("="):
+            return None  # ``-N=2``: a short option with a stray '=' (SBL006)
+        name, equals, _ = (self.option + self.value).partition("=")
+        if len(name) < 3 or not _LONG_NAME.fullmatch(name):
+            return None
+        table = sbatch_options.SBATCH
+        exact = sbatch_options.lookup_exact(table, name)
+        if exact is not None:
+            return sbatch_options.canonical(exact.long)
+        if not equals:
+            return None  # ``-Jtraining``, ``-pgpu``: a short option and its value, as intended
+        spec = sbatch_options.lookup(table, name)
+        if spec is not None:
+            return sbatch_options.canonical(spec.long)
+        return sbatch_options.suggest(table, name)
+
+    def as_step_word(self, quote: str, value: Optional[str]) -> Optional[str]:
+        """This option written for an ``srun`` line, at a place inside ``quote`` (``""`` when
+        outside quotes), with ``value``; None when it cannot be written there unchanged (a ``$``
+        that the shell would expand, a value that needs quotes inside quotes)."""
+        assert self.name is not None
+        flag = "--" + self.name
+        if value is None:
+            return flag
+        if sbatch_options.has_expansion(value) or "$" in value:
+            return None  # sbatch kept it literal; the shell would expand it
+        if _PLAIN_VALUE.match(value):
+            return f"{flag}={value}"
+        if quote == "":
+            import shlex  # only to move an option with an unusual value
+
+            return f"{flag}={shlex.quote(value)}"
+        return None
+
+    @property
+    def one_dash_name_span(self) -> Optional[Span]:
+        """For a one-dash long option, the ``-name`` as written (what ``--name`` replaces); None
+        when escapes or quotes make it differ from the source."""
+        name = (self.option + (self.value or "")).partition("=")[0]
+        written = "-" + name
+        if self.text.startswith(written) and written.isascii():
+            return Span(self.span.start, self.span.start + len(written))
+        return None
+
+
+_LONG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_@%+=:,./#-]*\Z")
 
 
 @dataclass
@@ -74,6 +170,7 @@ class Header:
     first_command_line: Optional[int] = None  # the line that ends sbatch's scan
     last_header_line: int = 0  # the last #SBATCH line before the first command
     lines: Dict[int, List[Directive]] = field(default_factory=dict)
+    source: Optional[Source] = field(default=None, repr=False, compare=False)
 
     @property
     def effective(self) -> List[Directive]:
@@ -112,6 +209,71 @@ class Header:
     def all(self, name: str) -> List[Directive]:
         return [d for d in self.effective if d.name == name]
 
+    def has_later(self, directive: Directive) -> bool:
+        """Whether any directive (in the header or not) follows this one."""
+        return self.directives.index(directive) + 1 < len(self.directives)
+
+    def previous_on_line(self, directive: Directive) -> Optional[Directive]:
+        same_line = self.lines.get(directive.line, [])
+        index = same_line.index(directive) if directive in same_line else -1
+        return same_line[index - 1] if index > 0 else None
+
+    def removal_spans(self, directives: Sequence[Directive]) -> List[Span]:
+        """What to delete to take these directives out of the header: whole lines (with their
+        line break) when nothing else is on them, else each option with the blanks before it."""
+        source = self.source
+        assert source is not None
+        spans: List[Span] = []
+        by_line: Dict[int, List[Directive]] = {}
+        for directive in directives:
+            by_line.setdefault(directive.line, []).append(directive)
+        for line, removed in by_line.items():
+            on_line = self.lines.get(line, [])
+            if len(removed) == len(on_line):
+                spans.append(source.line_span(line, with_newline=True))
+                continue
+            for directive in removed:
+                start = directive.span.start
+                while start > directive.line_span.start and source.data[start - 1 : start] in (b" ", b"\t"):
+                    start -= 1
+                spans.append(Span(start, directive.span.end))
+        return spans
+
+    @property
+    def byte_order_mark(self) -> Optional[Span]:
+        """The UTF-8 byte-order mark that starts the file, if any: sbatch then sees no ``#!``."""
+        assert self.source is not None
+        return Span(0, 3) if self.source.data.startswith(_BOM) else None
+
+    @property
+    def has_shebang(self) -> bool:
+        """Line 1 starts with ``#!`` (with nothing before it: sbatch's test)."""
+        assert self.source is not None
+        return self.source.data.startswith(b"#!")
+
+    @property
+    def shebang_after_mark(self) -> bool:
+        """A ``#!`` line that only a byte-order mark hides."""
+        assert self.source is not None
+        return self.source.data.startswith(_BOM + b"#!")
+
+    @property
+    def dos_line_breaks(self) -> List[int]:
+        """The offset of every ``\\r\\n`` pair in the file (sbatch refuses any)."""
+        assert self.source is not None
+        data = self.source.data
+        positions: List[int] = []
+        at = data.find(b"\r\n")
+        while at >= 0:
+            positions.append(at)
+            at = data.find(b"\r\n", at + 2)
+        return positions
+
+    def line_text(self, line: int) -> str:
+        """The text of a line (without its line break)."""
+        assert self.source is not None
+        return self.source.text(self.source.line_span(line))
+
 
 _PLAIN_TOKEN = re.compile(rb"[^ \t\r\"'\\#]+")
 
@@ -139,6 +301,7 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
             tokens.append(Token(text, Span(token_start, i), None))
             continue
         chars: List[str] = []
+        offsets: List[int] = []
         quote = 0
         quote_at = 0
         truncated = None
@@ -150,12 +313,14 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
             if quote:
                 if byte == 92:
                     chars.append(chr(data[i + 1]))
+                    offsets.append(i + 1)
                     i += 2
                     continue
                 if byte == quote:
                     quote = 0
                 else:
                     chars.append(chr(byte))
+                    offsets.append(i)
                 i += 1
                 continue
             if byte in (34, 39):
@@ -170,19 +335,21 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
                 if data[i] in b" \t\r":
                     break
                 chars.append(chr(data[i]))
+                offsets.append(i)
                 i += 1
                 continue
             if byte == 35:
                 truncated = i
                 break
             chars.append(chr(byte))
+            offsets.append(i)
             i += 1
         raw = data[token_start:i]
         try:
             text = "".join(chars).encode("latin-1").decode(source.encoding)
         except (UnicodeEncodeError, UnicodeDecodeError):
             text = raw.decode(source.encoding, errors="replace")
-        token = Token(text, Span(token_start, i), truncated)
+        token = Token(text, Span(token_start, i), truncated, offsets=offsets)
         if quote:
             token.unclosed = quote_at
         if truncated is not None:
@@ -198,7 +365,7 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
 
 
 def parse_header(source: Source) -> Header:
-    header = Header()
+    header = Header(source=source)
     data = source.data
     in_header = True
     count = source.line_count
@@ -266,11 +433,25 @@ def _malformed(source: Source, number: int, span: Span, raw: bytes) -> Optional[
 def _directives(source: Source, number: int, span: Span, placement: str) -> List[Directive]:
     tokens = tokenize(source, span.start + len(MAGIC), span.end)
     out = _build_directives(source, number, span, placement, tokens)
+    glued_at = span.start + len(MAGIC)
+    for directive in out:
+        directive.text = source.text(directive.span)
+        directive.glued = directive.span.start == glued_at
     for token in tokens:
         if token.unclosed is not None:
             for directive in out:
                 if directive.span.contains(token.span):
                     directive.unclosed_quote = token.unclosed
+                    directive.quote_char = chr(source.data[token.unclosed])
+        if token.offsets is not None:
+            for directive in out:
+                value_span = directive.value_span
+                if value_span is not None and token.span.contains(value_span):
+                    directive.value_byte_offsets = [o for o in token.offsets if o >= value_span.start]
+    for directive in out:
+        if directive.truncated_at is not None:
+            rest_start = directive.dropped.end if directive.dropped else directive.truncated_at + 1
+            directive.ignored_words = [t.text for t in tokenize(source, rest_start, span.end)]
     return out
 
 

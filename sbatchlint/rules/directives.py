@@ -7,101 +7,18 @@ an unquoted ``#`` starts a comment, and the log paths are opened by Slurm before
 """
 from __future__ import annotations
 
-import posixpath
-import re
-import shlex
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence
 
 from .. import options as option_table
-from .. import shell
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model.header import MAGIC, Directive, tokenize
+from ..model import logs, placeholders
+from ..model.header import Directive
 from ..registry import register
 from ..source import Span
 from .base import Bad, Good, Rule, clean
 
 SBATCH = option_table.SBATCH
 SRUN = option_table.SRUN
-
-# A shell expansion sbatch leaves as it is: $X, ${X}, $(cmd), `cmd`.
-EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?$!-]|`")
-# Options whose value is free text: a literal "$X" in them is odd but harmless.
-FREE_TEXT = frozenset({"job-name", "comment"})
-# Options Slurm or pyxis accumulate instead of replacing: repeating them is not a duplicate.
-ACCUMULATING = frozenset({"mail-type", "verbose", "container-mounts", "container-env"})
-
-
-def _text(script, span: Span) -> str:
-    return script.source.text(span)
-
-
-def _later_directive(script, directive: Directive) -> bool:
-    directives = script.header.directives
-    return directives.index(directive) + 1 < len(directives)
-
-
-def _previous_on_line(script, directive: Directive) -> Optional[Directive]:
-    same_line = script.header.lines.get(directive.line, [])
-    index = same_line.index(directive) if directive in same_line else -1
-    return same_line[index - 1] if index > 0 else None
-
-
-def _attached(directive: Directive) -> bool:
-    """A short option whose value is glued to the letter (``-N2``, ``-ntasks``)."""
-    return (
-        directive.dashes == "-"
-        and directive.value is not None
-        and directive.value_span is not None
-        and directive.value_span.start == directive.option_span.end
-    )
-
-
-def one_dash_long(directive: Directive) -> Optional[str]:
-    """The long option a one-dash word such as ``-ntasks-per-node=8`` was meant to be."""
-    if not _attached(directive):
-        return None
-    assert directive.value is not None
-    if directive.value.startswith("="):
-        return None  # ``-N=2``: a short option with a stray '=' (SBL006)
-    body = directive.option + directive.value
-    name, equals, _ = body.partition("=")
-    if len(name) < 3 or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", name):
-        return None
-    exact = option_table.lookup_exact(SBATCH, name)
-    if exact is not None:
-        return option_table.canonical(exact.long)
-    if not equals:
-        return None  # ``-Jtraining``, ``-pgpu``: a short option and its value, as intended
-    spec = option_table.lookup(SBATCH, name)
-    if spec is not None:
-        return option_table.canonical(spec.long)
-    return option_table.suggest(SBATCH, name)
-
-
-def read_as_short(word: str) -> Tuple[str, bool]:
-    """How getopt reads ``-abc…`` as one-letter options: (rendering, rejected)."""
-    body = word[1:]
-    parts: List[str] = []
-    i = 0
-    while i < len(body):
-        letter = body[i]
-        spec = option_table.lookup_exact(SBATCH, letter)
-        if spec is None:
-            parts.append(f"-{letter}")
-            return " ".join(parts), True
-        rest = body[i + 1 :]
-        if spec.arg != "none" and rest:
-            parts.append(f"-{letter} {rest}")
-            if spec.value is not None:
-                return " ".join(parts), option_table.validate(spec.value, rest, spec.long) is not None
-            return " ".join(parts), False
-        parts.append(f"-{letter}")
-        i += 1
-    return " ".join(parts), False
-
-
-def _ambiguous(name: str) -> List[str]:
-    return sorted({option_table.canonical(key) for key in SBATCH if key.startswith(name)})
 
 
 @register
@@ -223,7 +140,7 @@ class UnknownDirectiveOption(Rule):
         for directive in script.header.directives:
             if directive.line == comment_line:
                 continue
-            if directive.dashes == "" and directive.span.start == directive.line_span.start + len(MAGIC):
+            if directive.dashes == "" and directive.glued:
                 comment_line = directive.line
             found = self._check(script, directive, previous_flagged)
             flagged = False
@@ -233,12 +150,11 @@ class UnknownDirectiveOption(Rule):
             previous_flagged = directive if flagged else None
 
     def _check(self, script, directive: Directive, previous_flagged: Optional[Directive]) -> Iterator[Diagnostic]:
-        text = _text(script, directive.span)
         if directive.dashes == "":
             yield from self._stray(script, directive, previous_flagged)
             return
         if directive.dashes == "-":
-            meant = one_dash_long(directive)
+            meant = directive.one_dash_long
             if meant is not None:
                 yield self._one_dash(script, directive, meant)
                 return
@@ -251,9 +167,9 @@ class UnknownDirectiveOption(Rule):
                     label="unknown option",
                 )
                 return
-            if directive.spec.arg == "none" and _attached(directive):
+            if directive.spec.arg == "none" and directive.attached:
                 word = "-" + directive.option + (directive.value or "")
-                reading, rejected = read_as_short(word)
+                reading, rejected = option_table.read_as_short(SBATCH, word)
                 if rejected:
                     yield self.report(
                         script,
@@ -277,7 +193,7 @@ class UnknownDirectiveOption(Rule):
                 help=f"pass `--{srun_only.long}` to the `srun` line(s) that need it",
             )
             return
-        candidates = _ambiguous(name)
+        candidates = option_table.ambiguous(SBATCH, name)
         if len(candidates) > 1:
             listed = ", ".join(f"`--{c}`" for c in candidates)
             yield self.report(
@@ -297,7 +213,7 @@ class UnknownDirectiveOption(Rule):
         yield self.report(script, directive.option_span, message, fix, label="unknown option")
 
     def _stray(self, script, directive: Directive, previous_flagged: Optional[Directive]) -> Iterator[Diagnostic]:
-        before = _previous_on_line(script, directive)
+        before = script.header.previous_on_line(directive)
         if before is not None and before is previous_flagged:
             return  # most likely the value of the option just reported
         word = directive.option
@@ -305,7 +221,7 @@ class UnknownDirectiveOption(Rule):
             f"`{word}` is not an option: sbatch stops with \"Invalid directive found in batch script: {word}\""
         )
         help_ = None
-        if directive.span.start == directive.line_span.start + len(MAGIC):
+        if directive.glued:
             help_ = (
                 "sbatch reads every line that begins with `#SBATCH` as directives, even with no blank"
                 " after it; to keep this line a comment, start it with `##`"
@@ -321,7 +237,7 @@ class UnknownDirectiveOption(Rule):
 
     def _one_dash(self, script, directive: Directive, meant: str) -> Diagnostic:
         word = "-" + directive.option + (directive.value or "")
-        reading, rejected = read_as_short(word)
+        reading, rejected = option_table.read_as_short(SBATCH, word)
         first = directive.spec
         if first is None:
             consequence = f"the unknown short option `-{directive.option}`, and refuses the script"
@@ -332,12 +248,9 @@ class UnknownDirectiveOption(Rule):
             consequence = f"the one-letter options `{reading}`"
             consequence += ", and refuses the script" if rejected else ", which is not what was meant"
         message = f"`{word}` has one dash: sbatch reads it as {consequence}; write `--{meant}`"
-        name = (directive.option + (directive.value or "")).partition("=")[0]
-        raw = script.data[directive.span.start : directive.span.end]
         fix = None
-        written = ("-" + name).encode(script.source.encoding, errors="replace")
-        if raw.startswith(written):
-            target = Span(directive.span.start, directive.span.start + len(written))
+        target = directive.one_dash_name_span
+        if target is not None:
             fix = Fix.unsafe(f"write `--{meant}`", Edit(target, "--" + meant))
         return self.report(script, directive.span, message, fix, label="read as short options")
 
@@ -419,7 +332,7 @@ class InvalidDirectiveValue(Rule):
         for directive in script.header.directives:
             if directive.unclosed_quote is not None:
                 at = directive.unclosed_quote
-                quote = chr(script.data[at])
+                quote = directive.quote_char
                 yield self.report(
                     script,
                     Span(at, directive.line_span.end),
@@ -428,14 +341,14 @@ class InvalidDirectiveValue(Rule):
                 )
                 continue
             spec = directive.spec
-            if spec is None or one_dash_long(directive) is not None:
+            if spec is None or directive.one_dash_long is not None:
                 continue
             label = f"--{spec.long}"
-            written = _text(script, directive.span)
+            written = directive.text
             value = directive.value
             if value is None:
                 if spec.arg == "required":
-                    if _later_directive(script, directive):
+                    if script.header.has_later(directive):
                         consequence = "sbatch takes the next word of the header as its value"
                     else:
                         consequence = f"sbatch stops with \"option '{label}' requires an argument\""
@@ -457,7 +370,7 @@ class InvalidDirectiveValue(Rule):
                         label="takes no value",
                     )
                 continue  # short flags glued together (``-HQ``) are SBL005's business
-            if directive.dashes == "-" and _attached(directive) and value.startswith("="):
+            if directive.dashes == "-" and directive.attached and value.startswith("="):
                 message = (
                     f"a short option takes its value without `=`: sbatch gives {label} the value \"{value}\""
                 )
@@ -466,7 +379,7 @@ class InvalidDirectiveValue(Rule):
                 message += f"; write `-{directive.option} {value[1:]}` or `{label}={value[1:]}`"
                 yield self.report(script, directive.value_span, message, label="value starts with '='")
                 continue
-            if EXPANSION.search(value):
+            if option_table.has_expansion(value):
                 if spec.value is not None:
                     yield self.report(
                         script,
@@ -476,9 +389,9 @@ class InvalidDirectiveValue(Rule):
                         label="not expanded",
                         help=f"pass it at submission instead: `sbatch {label}=\"{value}\" job.sh`",
                     )
-                elif spec.long not in FREE_TEXT:
+                elif not spec.free_text:
                     help_ = None
-                    if spec.long in ("output", "error", "input"):
+                    if spec.long in (option_table.OUTPUT, option_table.ERROR, option_table.INPUT):
                         help_ = "use Slurm's patterns instead (%j job id, %x job name, %u user) or a literal path"
                     yield self.report(
                         script,
@@ -499,28 +412,19 @@ class InvalidDirectiveValue(Rule):
 
 
 # -- SBL007 -------------------------------------------------------------------------------------
-IDENTITY = frozenset({"container-image", "container-name", "container-save"})
-PAIRS = {
-    "container-mount-home": "mount-home",
-    "no-container-mount-home": "mount-home",
-    "container-remap-root": "remap-root",
-    "no-container-remap-root": "remap-root",
-    "container-entrypoint": "entrypoint",
-    "no-container-entrypoint": "entrypoint",
-    "container-writable": "writable",
-    "container-readonly": "writable",
-}
-_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_@%+=:,./#-]*\Z")
+# The options that choose the batch step's own container: they stay in the header.
+IDENTITY = frozenset({option_table.CONTAINER_IMAGE, option_table.CONTAINER_NAME, option_table.CONTAINER_SAVE})
 
 
 def containerized(step) -> bool:
-    return step.has("container-image", "container-name")
+    return step.has(option_table.CONTAINER_IMAGE, option_table.CONTAINER_NAME)
 
 
 def step_has(step, directive: Directive) -> bool:
     """Whether a step already sets (or cannot be told apart from setting) the header's option."""
     name = directive.name or ""
-    if name in ("container-mounts", "container-env"):
+    spec = directive.spec
+    if spec is not None and spec.accumulates:
         wanted = set(filter(None, (directive.value or "").split(",")))
         present: set = set()
         for option in step.options:
@@ -530,9 +434,9 @@ def step_has(step, directive: Directive) -> bool:
                 return True
             present.update(option.value.split(","))
         return wanted <= present
-    family = PAIRS.get(name)
+    family = spec.toggle if spec is not None else None
     if family is not None:
-        return any(step.has(other) for other, group in PAIRS.items() if group == family)
+        return any(step.has(other) for other, other_spec in SBATCH.items() if other_spec.toggle == family)
     return step.has(name)
 
 
@@ -544,40 +448,6 @@ def _missing_entries(step, directive: Directive) -> Optional[str]:
             present.update(option.value.split(","))
     wanted = [entry for entry in (directive.value or "").split(",") if entry]
     return ",".join(entry for entry in wanted if entry not in present)
-
-
-def _render_option(directive: Directive, quote: str, value: Optional[str]) -> Optional[str]:
-    assert directive.name is not None
-    flag = "--" + directive.name
-    if value is None:
-        return flag
-    if EXPANSION.search(value) or "$" in value:
-        return None  # sbatch kept it literal; the shell would expand it
-    if _PLAIN_VALUE.match(value):
-        return f"{flag}={value}"
-    if quote == "":
-        return f"{flag}={shlex.quote(value)}"
-    return None
-
-
-def _header_removal(script, directives: Sequence[Directive]) -> List[Edit]:
-    """Edits that delete directives from the header: whole lines when nothing else is on them."""
-    source = script.source
-    edits: List[Edit] = []
-    by_line: Dict[int, List[Directive]] = {}
-    for directive in directives:
-        by_line.setdefault(directive.line, []).append(directive)
-    for line, removed in by_line.items():
-        on_line = script.header.lines.get(line, [])
-        if len(removed) == len(on_line):
-            edits.append(Edit.delete(source.line_span(line, with_newline=True)))
-            continue
-        for directive in removed:
-            start = directive.span.start
-            while start > directive.line_span.start and script.data[start - 1 : start] in (b" ", b"\t"):
-                start -= 1
-            edits.append(Edit.delete(Span(start, directive.span.end)))
-    return edits
 
 
 @register
@@ -680,7 +550,7 @@ class ContainerOptionInHeader(Rule):
         ]
         if not moved:
             return
-        keeps_header = any(d.name in ("container-image", "container-name") for d in header.effective)
+        keeps_header = any(d.name in (option_table.CONTAINER_IMAGE, option_table.CONTAINER_NAME) for d in header.effective)
         fix = self._fix(script, moved, steps, keeps_header)
         for directive in moved:
             missing = [s for s in steps if not step_has(s, directive)]
@@ -709,9 +579,9 @@ class ContainerOptionInHeader(Rule):
                 if offset is None:
                     return None
                 value = directive.value
-                if directive.name in ("container-mounts", "container-env"):
+                if directive.spec is not None and directive.spec.accumulates:
                     value = _missing_entries(step, directive)
-                rendered = _render_option(directive, quote, value)
+                rendered = directive.as_step_word(quote, value)
                 if rendered is None:
                     return None
                 texts = insertions.setdefault(offset, [])
@@ -719,7 +589,7 @@ class ContainerOptionInHeader(Rule):
                     texts.append(rendered)
         edits = [Edit.insert(offset, "".join(" " + t for t in texts)) for offset, texts in insertions.items()]
         if not keeps_header:
-            edits.extend(_header_removal(script, moved))
+            edits.extend(Edit.delete(span) for span in script.header.removal_spans(moved))
         names = ", ".join(f"`--{d.name}`" for d in moved)
         where = "add" if keeps_header else "move"
         return Fix.safe(f"{where} {names} to the containerized steps", *edits)
@@ -788,16 +658,17 @@ class DuplicateDirective(Rule):
             if directive.name is None:
                 continue
             name = option_table.canonical(directive.name)
-            if name in ACCUMULATING or (directive.spec is not None and directive.spec.arg == "none"):
+            spec = directive.spec
+            if (spec is not None and spec.accumulates) or (spec is not None and spec.arg == "none"):
                 continue  # accumulated, or a flag: setting it twice changes nothing
             groups.setdefault(name, []).append(directive)
         for name, directives in groups.items():
             winner = directives[-1]
-            winner_text = _text(script, winner.span)
+            winner_text = winner.text
             for directive in directives[:-1]:
                 if _same_value(directive.spec, directive.value, winner.value):
                     continue
-                written = _text(script, directive.span)
+                written = directive.text
                 if directive.spec is not None and directive.spec.pyxis:
                     message = (
                         f"`--{name}` is given twice with different values (`{written}` here, `{winner_text}` "
@@ -812,97 +683,6 @@ class DuplicateDirective(Rule):
 
 
 # -- SBL009 -------------------------------------------------------------------------------------
-_ANGLE_ANY = re.compile(r"<[^<>\s][^<>\n]*>")
-_ANGLE_SHELL = re.compile(r"<([A-Za-z][A-Za-z0-9_./:@-]*)>")
-_WORD_PLACEHOLDERS = re.compile(
-    r"(?i)(?<![A-Za-z0-9$_{])(?:"
-    r"your[_-][a-z0-9][a-z0-9_-]*"
-    r"|change[_-]?me"
-    r"|(?:replace|fill)[_-]?(?:me|in)"
-    r"|[a-z0-9]+(?:_[a-z0-9]+)*_here"
-    r")(?![A-Za-z0-9])"
-)
-# What every placeholder above starts with or contains, searched in the whole file first: only
-# the nodes around a match are read (a superset of both patterns, so no placeholder is missed).
-# Searched in the lowered bytes (ASCII lowering keeps every offset), which is faster than (?i);
-# the word pattern only when one of its literals occurs at all (a substring test is far cheaper).
-_ANGLE_CANDIDATE = re.compile(rb"<[a-z_][a-z0-9_./:@ -]*>")
-_WORD_CANDIDATE = re.compile(rb"your[_-]|change[_-]?me|(?:replace|fill)[_-]?(?:me|in)|_here")
-_WORD_LITERALS = (b"your", b"change", b"replace", b"fill", b"_here")
-
-
-def _has_word_candidate(lowered: bytes) -> bool:
-    return any(literal in lowered for literal in _WORD_LITERALS) and _WORD_CANDIDATE.search(lowered) is not None
-
-
-def _candidate_ranges(lowered: bytes) -> List[Tuple[int, int]]:
-    ranges = [m.span() for m in _ANGLE_CANDIDATE.finditer(lowered)]
-    if any(literal in lowered for literal in _WORD_LITERALS):
-        ranges.extend(m.span() for m in _WORD_CANDIDATE.finditer(lowered))
-    return ranges
-_SHELL_KINDS = frozenset({"<", "word", "string_content", "raw_string"})
-_PLACEHOLDER_WORDS = frozenset(
-    """your path dir directory folder account user username project partition email mail workspace
-    shared fs filesystem cluster qos reservation nodes nnodes name""".split()
-)
-# Programs whose arguments mention placeholders on purpose: messages, tests, template fillers.
-_QUOTING_PROGRAMS = frozenset(
-    """echo printf [ test grep egrep fgrep rg sed awk gawk perl envsubst logger : read die fail error
-    warn log info usage fatal abort""".split()
-)
-
-
-def _angle_is_placeholder(content: str) -> bool:
-    if re.fullmatch(r"[A-Z][A-Z0-9_]+", content):
-        return True
-    parts = [p.lower() for p in re.split(r"[_\-/ .:@]+", content) if p]
-    return any(p in _PLACEHOLDER_WORDS or "your" in p for p in parts)
-
-
-def _placeholders_in(text: str, header: bool) -> Iterator[Tuple[int, int]]:
-    """(start, end) character ranges of placeholders in ``text``."""
-    taken: List[Tuple[int, int]] = []
-    if header:
-        for match in _ANGLE_ANY.finditer(text):
-            taken.append(match.span())
-    else:
-        for match in _ANGLE_SHELL.finditer(text):
-            if _angle_is_placeholder(match.group(1)):
-                taken.append(match.span())
-    for match in _WORD_PLACEHOLDERS.finditer(text):
-        start, end = match.span()
-        if not any(a <= start < b for a, b in taken):
-            taken.append((start, end))
-    return iter(sorted(taken))
-
-
-def _char_span(base: int, text: str, start: int, end: int) -> Span:
-    before = len(text[:start].encode("utf-8"))
-    length = len(text[start:end].encode("utf-8"))
-    return Span(base + before, base + before + length)
-
-
-def _mentioned_on_purpose(node, data: bytes) -> bool:
-    """Inside a comment, a heredoc, a test, a case pattern, a `${X:?message}` or a message command."""
-    child = node
-    for parent in shell.ancestors(node):
-        kind = parent.type
-        if kind in ("heredoc_body", "heredoc_redirect", "test_command", "comment", "arithmetic_expansion"):
-            return True
-        if kind == "case_item":
-            patterns = parent.children_by_field_name("value")
-            if any(p.start_byte == child.start_byte and p.end_byte == child.end_byte for p in patterns):
-                return True
-        if kind == "expansion" and any(c.type in (":?", "?") for c in parent.children):
-            return True
-        if kind == "command":
-            name = parent.child_by_field_name("name")
-            if name is not None and posixpath.basename(shell.text(name, data)) in _QUOTING_PROGRAMS:
-                return True
-        child = parent
-    return False
-
-
 @register
 class UnfilledPlaceholder(Rule):
     code = "SBL009"
@@ -990,10 +770,10 @@ class UnfilledPlaceholder(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
-        for span, text in self._header_hits(script):
+        for span, text in placeholders.header_placeholders(script):
             yield self._report(script, span, text, directive=True)
         reported: List[Span] = []
-        for span, text, redirect in self._shell_hits(script):
+        for span, text, redirect in placeholders.shell_placeholders(script):
             if any(other.contains(span) for other in reported):
                 continue  # the NAME of a ``<NAME>`` already reported
             reported.append(span)
@@ -1017,195 +797,8 @@ class UnfilledPlaceholder(Rule):
             label="fill this in",
         )
 
-    def _header_hits(self, script) -> Iterator[Tuple[Span, str]]:
-        source = script.source
-        words = None  # whether the file holds a word-style placeholder anywhere (asked once)
-        for line, directives in script.header.lines.items():
-            if not directives:
-                continue
-            start = directives[0].span.start
-            end = max(d.span.end for d in directives)
-            if script.data.find(b"<", start, end) < 0:
-                if words is None:
-                    words = _has_word_candidate(script.data.lower())
-                if not words:
-                    continue  # neither an angle bracket nor a placeholder word on this line
-            text = source.text(Span(start, end))
-            for a, b in _placeholders_in(text, header=True):
-                yield _char_span(start, text, a, b), text[a:b]
-
-    def _shell_hits(self, script) -> Iterator[Tuple[Span, str, bool]]:
-        data = script.data
-        for node in _candidate_nodes(script):
-            kind = node.type
-            if kind == "<":
-                # ``<NAME>`` unquoted: a redirection from NAME followed by one into the next word.
-                match = re.match(rb"<([A-Za-z_][A-Za-z0-9_./:@-]*)>", data[node.start_byte : node.start_byte + 200])
-                if match is None:
-                    continue
-                content = match.group(1).decode("utf-8", "replace")
-                if not _angle_is_placeholder(content):
-                    continue  # ``sort <in >out``: real redirections
-                if not _mentioned_on_purpose(node, data):
-                    span = Span(node.start_byte, node.start_byte + match.end(1) + 1)
-                    yield span, "<" + content + ">", True
-                continue
-            if kind not in ("word", "string_content", "raw_string"):
-                continue
-            text = data[node.start_byte : node.end_byte].decode("utf-8", "replace")
-            hits = list(_placeholders_in(text, header=False))
-            if not hits or _mentioned_on_purpose(node, data):
-                continue
-            for a, b in hits:
-                yield _char_span(node.start_byte, text, a, b), text[a:b], False
-
-
-def _candidate_nodes(script) -> List:
-    """The nodes SBL009 reads (``<``, words, string contents), in source order, of those that
-    overlap a candidate match: the rest of the tree cannot hold a placeholder."""
-    root = script.root
-    found: Dict[Tuple[int, int, int], object] = {}
-    for start, end in _candidate_ranges(script.data.lower()):
-        inner = root.descendant_for_byte_range(start, end)
-        if inner is None:
-            continue
-        parent = inner
-        while parent is not None:  # nodes holding the whole match
-            if parent.type in _SHELL_KINDS:
-                found[(parent.start_byte, -parent.end_byte, parent.kind_id)] = parent
-            parent = parent.parent
-        for node in shell.walk(inner):  # nodes inside it that overlap the match
-            if node.type in _SHELL_KINDS and node.start_byte < end and node.end_byte > start:
-                found[(node.start_byte, -node.end_byte, node.kind_id)] = node
-    return [found[key] for key in sorted(found)]
-
 
 # -- SBL010 / SBL011: the log files ---------------------------------------------------------------
-# Slurm's filename patterns and the batch-shell variables that hold the same value.
-_PATTERN = re.compile(r"%(%|[0-9]*[A-Za-z])")
-_PATTERN_TOKENS = {"j": "{jobid}", "x": "{jobname}", "u": "{user}", "A": "{arrayjob}", "a": "{arraytask}"}
-_VARIABLE_TOKENS = {
-    "SLURM_JOB_ID": "{jobid}",
-    "SLURM_JOBID": "{jobid}",
-    "SLURM_JOB_NAME": "{jobname}",
-    "USER": "{user}",
-    "SLURM_JOB_USER": "{user}",
-    "SLURM_ARRAY_JOB_ID": "{arrayjob}",
-    "SLURM_ARRAY_TASK_ID": "{arraytask}",
-}
-_SUBMIT = "{submit}"
-_MKDIR_VALUE_OPTIONS = ("-m", "--mode", "--context", "-Z")
-
-
-def _pattern_template(path: str) -> Optional[str]:
-    """A log path with Slurm's patterns as tokens; None when it holds a pattern we cannot follow."""
-    out: List[str] = []
-    position = 0
-    for match in _PATTERN.finditer(path):
-        out.append(path[position : match.start()])
-        code = match.group(1)
-        if code == "%":
-            out.append("%")
-        else:
-            token = _PATTERN_TOKENS.get(code[-1])
-            if token is None:
-                return None
-            out.append(token)
-        position = match.end()
-    out.append(path[position:])
-    return "".join(out)
-
-
-def _resolve(path: str, base: str) -> str:
-    if not path.startswith("/"):
-        path = base.rstrip("/") + "/" + path
-    return posixpath.normpath(path)
-
-
-def _job_base(script) -> str:
-    chdir = script.header.value("chdir")
-    if chdir and not EXPANSION.search(chdir):
-        return _resolve(chdir, _SUBMIT)
-    return _SUBMIT
-
-
-def _value_template(value) -> Optional[str]:
-    """A path word as the batch shell builds it, run-time variables as tokens."""
-    out: List[str] = []
-    for index, piece in enumerate(value.pieces):
-        if piece.known:
-            out.append(piece.text)
-            continue
-        if piece.name in ("SLURM_SUBMIT_DIR",) and index == 0:
-            out.append(_SUBMIT)
-            continue
-        token = _VARIABLE_TOKENS.get(piece.name or "")
-        if token is None:
-            return None
-        out.append(token)
-    return "".join(out)
-
-
-def _created_directories(script) -> List[Tuple[str, bool, object]]:
-    """(resolved path, made with -p, command) for every ``mkdir`` the job runs."""
-
-    def build(script) -> List[Tuple[str, bool, object]]:
-        if b"mkdir" not in script.data.replace(b"\\", b""):
-            return []  # no command can be mkdir (a backslash inside the name is still seen)
-        base = _job_base(script)
-        batch = script.commands
-        moves = [c.span.start for c in batch if c.program in ("cd", "pushd", "popd")]
-        commands = list(batch) + [c for step in script.steps for c in step.task_commands]
-        found = []
-        for command in commands:
-            if command.program != "mkdir":
-                continue
-            anchor = command.step.span.start if command.step is not None else command.span.start
-            moved = any(start < anchor for start in moves)
-            parents = False
-            skip = False
-            paths = []
-            for word in command.args:
-                text = word.text
-                if skip:
-                    skip = False
-                    continue
-                if word.known and text.startswith("-") and text != "-":
-                    if text in _MKDIR_VALUE_OPTIONS:
-                        skip = True
-                    if text == "--parents" or (not text.startswith("--") and "p" in text[1:]):
-                        parents = True
-                    continue
-                paths.append(word)
-            for word in paths:
-                alternatives = word.alternatives or [word.value]
-                for value in alternatives:
-                    template = _value_template(value)
-                    if template is None or not template or any(c in template for c in " \t\n*?["):
-                        continue
-                    if not template.startswith(("/", _SUBMIT)) and moved:
-                        continue  # relative to a directory the script changed into
-                    if template.startswith(_SUBMIT):
-                        resolved = posixpath.normpath(template)
-                    else:
-                        resolved = _resolve(template, base)
-                    found.append((resolved, parents, command))
-        return found
-
-    return script.derived("directives.mkdir", build)
-
-
-def _log_directives(script) -> Iterator[Directive]:
-    for name in ("output", "error"):
-        directive = script.header.get(name)
-        if directive is not None and directive.value and directive.value_span is not None:
-            yield directive
-
-
-def _is_below(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
-
-
 @register
 class OutputDirectoryCreatedInJob(Rule):
     code = "SBL010"
@@ -1283,31 +876,12 @@ class OutputDirectoryCreatedInJob(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
-        created = None
-        base = None
-        for directive in _log_directives(script):
-            value = directive.value or ""
-            if EXPANSION.search(value) or value.lower() == "none" or "\\" in value:
-                continue
-            directory = posixpath.dirname(value)
-            if not directory or directory == "/":
-                continue
-            template = _pattern_template(directory)
-            if template is None:
-                continue
-            if created is None:
-                created = _created_directories(script)
-                base = _job_base(script)
-            assert base is not None
-            wanted = _resolve(template, base)
-            for path, parents, command in created:
-                if path == wanted or (parents and _is_below(path, wanted)):
-                    yield self._finding(script, directive, directory, template, command)
-                    break
+        for directive, directory, template, command in logs.created_log_directories(script):
+            yield self._finding(script, directive, directory, template, command)
 
     def _finding(self, script, directive: Directive, directory: str, template: str, command) -> Diagnostic:
         line = script.source.line_of(command.span.start)
-        shown = _text(script, command.span)
+        shown = script.text(command.span)
         message = (
             f"the log directory `{directory}` is created by the job itself (`{shown}`, line {line}), but Slurm "
             "opens the log before the script runs: where it does not exist yet the job fails at launch "
@@ -1320,37 +894,6 @@ class OutputDirectoryCreatedInJob(Rule):
             message += "; create it before `sbatch`"
             help_ = f"run `mkdir -p {directory}` before `sbatch` (e.g. `mkdir -p {directory} && sbatch job.sh`)"
         return self.report(script, directive.value_span, message, label="must exist at submission", help=help_)
-
-
-def _value_offsets(data: bytes, span: Span) -> List[int]:
-    """The source offset of every byte of a directive value (quotes and escapes removed)."""
-    offsets: List[int] = []
-    quote = 0
-    i = span.start
-    while i < span.end:
-        byte = data[i]
-        if byte == 92 and i + 1 < span.end:
-            offsets.append(i + 1)
-            i += 2
-            continue
-        if quote:
-            if byte == quote:
-                quote = 0
-            else:
-                offsets.append(i)
-            i += 1
-            continue
-        if byte in (34, 39):
-            quote = byte
-            i += 1
-            continue
-        offsets.append(i)
-        i += 1
-    return offsets
-
-
-def _unique_patterns(value: str) -> set:
-    return {m.group(1)[-1] for m in _PATTERN.finditer(value) if m.group(1) != "%"}
 
 
 @register
@@ -1438,21 +981,21 @@ class LogOverwritten(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
-        array = script.header.get("array") is not None
-        for directive in _log_directives(script):
+        array = script.header.get(option_table.ARRAY) is not None
+        for directive in logs.log_directives(script):
             value = directive.value or ""
-            if value.lower() in ("/dev/null", "none") or EXPANSION.search(value) or "\\" in value:
+            if value.lower() in ("/dev/null", "none") or option_table.has_expansion(value) or "\\" in value:
                 continue
             if value.endswith("/") or directive.truncated_at is not None:
                 continue
-            codes = _unique_patterns(value)
+            codes = logs.unique_patterns(value)
             if "j" in codes or "J" in codes or ("A" in codes and (not array or "a" in codes)):
                 continue
             yield self._finding(script, directive, value, codes, array)
 
     def _finding(self, script, directive: Directive, value: str, codes: set, array: bool) -> Diagnostic:
         label = f"--{directive.name}"
-        appended = script.header.value("open-mode") in ("append", "a", "A")
+        appended = script.header.value(option_table.OPEN_MODE) in ("append", "a", "A")
         verb = "appends to" if appended else "overwrites"
         if array and "A" in codes:
             message = (
@@ -1463,32 +1006,17 @@ class LogOverwritten(Rule):
             message = f"{label} `{value}` has no `%A`: every submission of the array {verb} the last logs"
         else:
             message = f"{label} `{value}` has no `%j`: every run {verb} the log of the previous one"
-        insert_at, text = self._insertion(value, codes, array)
+        insert_at, text = logs.pattern_insertion(value, codes, array)
         fix = None
         assert directive.value_span is not None
-        offsets = _value_offsets(script.data, directive.value_span)
-        encoded_before = len(value[:insert_at].encode(script.source.encoding, errors="replace"))
-        if offsets and len(offsets) == len(value.encode(script.source.encoding, errors="replace")):
+        offsets = directive.value_offsets
+        encoded_before = len(script.source.encode(value[:insert_at]))
+        if offsets and len(offsets) == len(script.source.encode(value)):
             offset = offsets[encoded_before - 1] + 1 if encoded_before else offsets[0]
             if text.startswith("%A_") and encoded_before < len(offsets):
                 offset = offsets[encoded_before]
             fix = Fix.unsafe(f"add `{text.strip('_')}` to the file name", Edit.insert(offset, text))
         return self.report(script, directive.value_span, message, fix, label="not unique per job")
-
-    @staticmethod
-    def _insertion(value: str, codes: set, array: bool) -> Tuple[int, str]:
-        """Where to insert which pattern (index into ``value``)."""
-        if array and "a" in codes and "A" not in codes:
-            match = next(m for m in _PATTERN.finditer(value) if m.group(1)[-1] == "a")
-            return match.start(), "%A_"
-        if array and "A" in codes:
-            match = [m for m in _PATTERN.finditer(value) if m.group(1)[-1] == "A"][-1]
-            return match.end(), "_%a"
-        slash = value.rfind("/")
-        name_start = slash + 1
-        dot = value.rfind(".")
-        at = dot if dot > name_start else len(value)
-        return at, "_%A_%a" if array else "_%j"
 
 
 # -- SBL012 -------------------------------------------------------------------------------------
@@ -1543,23 +1071,22 @@ class HashInDirectiveValue(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
-        source = script.source
         for directive in script.header.directives:
             at = directive.truncated_at
             if at is None:
                 continue
             kept = directive.value if directive.value is not None else directive.option
-            written = _text(script, Span(directive.span.start, directive.dropped.end if directive.dropped else at + 1))
+            assert directive.comment_span is not None and directive.hash_span is not None
+            written = script.text(directive.comment_span)
             message = f"the `#` in `{written}` starts a comment: sbatch reads \"{kept}\""
-            rest_start = directive.dropped.end if directive.dropped else at + 1
-            dropped = [t.text for t in tokenize(source, rest_start, directive.line_span.end)]
+            dropped = directive.ignored_words
             if dropped:
                 shown = " ".join(dropped)
                 message += f" and ignores the rest of the line (`{shown}`)"
             message += "; write `\\#`"
             yield self.report(
                 script,
-                Span(at, directive.dropped.end if directive.dropped else at + 1),
+                directive.hash_span,
                 message,
                 Fix.safe("escape the `#` as `\\#`", Edit.insert(at, "\\")),
                 label="read as a comment",
@@ -1612,15 +1139,10 @@ class DosLineEndings(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
-        data = script.data
-        first = data.find(b"\r\n")
-        if first < 0:
+        positions = script.header.dos_line_breaks
+        if not positions:
             return
-        positions = []
-        at = first
-        while at >= 0:
-            positions.append(at)
-            at = data.find(b"\r\n", at + 2)
+        first = positions[0]
         count = len(positions)
         lines = "1 line" if count == 1 else f"{count} lines"
         yield self.report(

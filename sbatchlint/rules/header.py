@@ -4,28 +4,10 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
+from ..model.bash import bash_syntax_error
 from ..registry import register
 from ..source import Span
 from .base import Bad, Good, Rule, clean
-
-
-def bash_syntax_error(data: bytes) -> Tuple[Optional[bool], Optional[str]]:
-    """What ``bash -n`` says of the script: (True, None) when it accepts it, (False, its first
-    complaint) when it does not, (None, None) when bash is not installed or cannot be run."""
-    import shutil  # only for a script the parser could not read: not on every run's import path
-    import subprocess
-
-    bash = shutil.which("bash")
-    if bash is None:
-        return None, None
-    try:
-        done = subprocess.run([bash, "-n", "/dev/stdin"], input=data, capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None, None
-    if done.returncode == 0:
-        return True, None
-    message = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
-    return False, message[0].replace("/dev/stdin: ", "") if message else "syntax error"
 
 
 @register
@@ -130,18 +112,19 @@ class MissingShebang(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
-        data = script.data
-        if data.startswith(b"#!"):
+        header = script.header
+        if header.has_shebang:
             return
-        if data.startswith(b"\xef\xbb\xbf#!"):
+        mark = header.byte_order_mark
+        if mark is not None and header.shebang_after_mark:
             yield self.report(
                 script,
-                Span(0, 3),
+                mark,
                 "the file starts with a UTF-8 byte-order mark, so sbatch does not see the `#!` line",
-                Fix.safe("remove the byte-order mark", Edit.delete(Span(0, 3))),
+                Fix.safe("remove the byte-order mark", Edit.delete(mark)),
             )
             return
-        start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        start = mark.end if mark is not None else 0
         end = script.source.line_span(1).end
         newline = script.source.preferred_newline()
         yield self.report(
@@ -222,7 +205,7 @@ class DirectiveAfterCommand(Rule):
                 continue
             seen.add(directive.line)
             line_span = source.line_span(directive.line, with_newline=True)
-            text = source.text(source.line_span(directive.line))
+            text = header.line_text(directive.line)
             newline = source.line_ending_at(directive.line) or source.preferred_newline()
             if header.last_header_line:
                 insert_at = source.line_span(header.last_header_line, with_newline=True).end

@@ -1,0 +1,23 @@
+"""What bash itself says of a script (``bash -n``), for the regions the parser could not read."""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+
+def bash_syntax_error(data: bytes) -> Tuple[Optional[bool], Optional[str]]:
+    """What ``bash -n`` says of the script: (True, None) when it accepts it, (False, its first
+    complaint) when it does not, (None, None) when bash is not installed or cannot be run."""
+    import shutil  # only for a script the parser could not read: not on every run's import path
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        return None, None
+    try:
+        done = subprocess.run([bash, "-n", "/dev/stdin"], input=data, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    if done.returncode == 0:
+        return True, None
+    message = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    return False, message[0].replace("/dev/stdin: ", "") if message else "syntax error"

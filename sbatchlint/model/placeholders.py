@@ -1,0 +1,167 @@
+"""Template placeholders left in a script: ``<YOUR_ACCOUNT>``, ``your_account_here``, ``CHANGE_ME``.
+
+Where they are (an ``#SBATCH`` value, a word, a string, an unquoted ``<NAME>`` that bash reads as
+two redirections) and whether the script mentions them on purpose (a comment, a here-document, a
+message, a test that checks for one).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Dict, Iterator, List, Tuple
+
+from .. import shell
+from ..source import Span
+
+_ANGLE_ANY = re.compile(r"<[^<>\s][^<>\n]*>")
+_ANGLE_SHELL = re.compile(r"<([A-Za-z][A-Za-z0-9_./:@-]*)>")
+_WORD_PLACEHOLDERS = re.compile(
+    r"(?i)(?<![A-Za-z0-9$_{])(?:"
+    r"your[_-][a-z0-9][a-z0-9_-]*"
+    r"|change[_-]?me"
+    r"|(?:replace|fill)[_-]?(?:me|in)"
+    r"|[a-z0-9]+(?:_[a-z0-9]+)*_here"
+    r")(?![A-Za-z0-9])"
+)
+# What every placeholder above starts with or contains, searched in the whole file first: only
+# the nodes around a match are read (a superset of both patterns, so no placeholder is missed).
+# Searched in the lowered bytes (ASCII lowering keeps every offset), which is faster than (?i);
+# the word pattern only when one of its literals occurs at all (a substring test is far cheaper).
+_ANGLE_CANDIDATE = re.compile(rb"<[a-z_][a-z0-9_./:@ -]*>")
+_WORD_CANDIDATE = re.compile(rb"your[_-]|change[_-]?me|(?:replace|fill)[_-]?(?:me|in)|_here")
+_WORD_LITERALS = (b"your", b"change", b"replace", b"fill", b"_here")
+
+
+def _has_word_candidate(lowered: bytes) -> bool:
+    return any(literal in lowered for literal in _WORD_LITERALS) and _WORD_CANDIDATE.search(lowered) is not None
+
+
+def _candidate_ranges(lowered: bytes) -> List[Tuple[int, int]]:
+    ranges = [m.span() for m in _ANGLE_CANDIDATE.finditer(lowered)]
+    if any(literal in lowered for literal in _WORD_LITERALS):
+        ranges.extend(m.span() for m in _WORD_CANDIDATE.finditer(lowered))
+    return ranges
+_SHELL_KINDS = frozenset({"<", "word", "string_content", "raw_string"})
+_PLACEHOLDER_WORDS = frozenset(
+    """your path dir directory folder account user username project partition email mail workspace
+    shared fs filesystem cluster qos reservation nodes nnodes name""".split()
+)
+# Programs whose arguments mention placeholders on purpose: messages, tests, template fillers.
+_QUOTING_PROGRAMS = frozenset(
+    """echo printf [ test grep egrep fgrep rg sed awk gawk perl envsubst logger : read die fail error
+    warn log info usage fatal abort""".split()
+)
+
+
+def _angle_is_placeholder(content: str) -> bool:
+    if re.fullmatch(r"[A-Z][A-Z0-9_]+", content):
+        return True
+    parts = [p.lower() for p in re.split(r"[_\-/ .:@]+", content) if p]
+    return any(p in _PLACEHOLDER_WORDS or "your" in p for p in parts)
+
+
+def _placeholders_in(text: str, header: bool) -> Iterator[Tuple[int, int]]:
+    """(start, end) character ranges of placeholders in ``text``."""
+    taken: List[Tuple[int, int]] = []
+    if header:
+        for match in _ANGLE_ANY.finditer(text):
+            taken.append(match.span())
+    else:
+        for match in _ANGLE_SHELL.finditer(text):
+            if _angle_is_placeholder(match.group(1)):
+                taken.append(match.span())
+    for match in _WORD_PLACEHOLDERS.finditer(text):
+        start, end = match.span()
+        if not any(a <= start < b for a, b in taken):
+            taken.append((start, end))
+    return iter(sorted(taken))
+
+
+def _char_span(base: int, text: str, start: int, end: int) -> Span:
+    before = len(text[:start].encode("utf-8"))
+    length = len(text[start:end].encode("utf-8"))
+    return Span(base + before, base + before + length)
+
+
+def _mentioned_on_purpose(node, data: bytes) -> bool:
+    """Inside a comment, a heredoc, a test, a case pattern, a `${X:?message}` or a message command."""
+    child = node
+    for parent in shell.ancestors(node):
+        kind = parent.type
+        if kind in ("heredoc_body", "heredoc_redirect", "test_command", "comment", "arithmetic_expansion"):
+            return True
+        if kind == "case_item":
+            patterns = parent.children_by_field_name("value")
+            if any(p.start_byte == child.start_byte and p.end_byte == child.end_byte for p in patterns):
+                return True
+        if kind == "expansion" and any(c.type in (":?", "?") for c in parent.children):
+            return True
+        if kind == "command":
+            name = parent.child_by_field_name("name")
+            if name is not None and posixpath.basename(shell.text(name, data)) in _QUOTING_PROGRAMS:
+                return True
+        child = parent
+    return False
+
+
+def header_placeholders(script) -> Iterator[Tuple[Span, str]]:
+    source = script.source
+    words = None  # whether the file holds a word-style placeholder anywhere (asked once)
+    for line, directives in script.header.lines.items():
+        if not directives:
+            continue
+        start = directives[0].span.start
+        end = max(d.span.end for d in directives)
+        if script.data.find(b"<", start, end) < 0:
+            if words is None:
+                words = _has_word_candidate(script.data.lower())
+            if not words:
+                continue  # neither an angle bracket nor a placeholder word on this line
+        text = source.text(Span(start, end))
+        for a, b in _placeholders_in(text, header=True):
+            yield _char_span(start, text, a, b), text[a:b]
+
+def shell_placeholders(script) -> Iterator[Tuple[Span, str, bool]]:
+    data = script.data
+    for node in _candidate_nodes(script):
+        kind = node.type
+        if kind == "<":
+            # ``<NAME>`` unquoted: a redirection from NAME followed by one into the next word.
+            match = re.match(rb"<([A-Za-z_][A-Za-z0-9_./:@-]*)>", data[node.start_byte : node.start_byte + 200])
+            if match is None:
+                continue
+            content = match.group(1).decode("utf-8", "replace")
+            if not _angle_is_placeholder(content):
+                continue  # ``sort <in >out``: real redirections
+            if not _mentioned_on_purpose(node, data):
+                span = Span(node.start_byte, node.start_byte + match.end(1) + 1)
+                yield span, "<" + content + ">", True
+            continue
+        if kind not in ("word", "string_content", "raw_string"):
+            continue
+        text = data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        hits = list(_placeholders_in(text, header=False))
+        if not hits or _mentioned_on_purpose(node, data):
+            continue
+        for a, b in hits:
+            yield _char_span(node.start_byte, text, a, b), text[a:b], False
+
+
+def _candidate_nodes(script) -> List:
+    """The nodes SBL009 reads (``<``, words, string contents), in source order, of those that
+    overlap a candidate match: the rest of the tree cannot hold a placeholder."""
+    root = script.root
+    found: Dict[Tuple[int, int, int], object] = {}
+    for start, end in _candidate_ranges(script.data.lower()):
+        inner = root.descendant_for_byte_range(start, end)
+        if inner is None:
+            continue
+        parent = inner
+        while parent is not None:  # nodes holding the whole match
+            if parent.type in _SHELL_KINDS:
+                found[(parent.start_byte, -parent.end_byte, parent.kind_id)] = parent
+            parent = parent.parent
+        for node in shell.walk(inner):  # nodes inside it that overlap the match
+            if node.type in _SHELL_KINDS and node.start_byte < end and node.end_byte > start:
+                found[(node.start_byte, -node.end_byte, node.kind_id)] = node
+    return [found[key] for key in sorted(found)]
