@@ -522,14 +522,14 @@ def _render(request: Request, parsed: Parsed, values: Dict[str, str], launcher: 
         f"#   mkdir -p {log_dir} && sbatch {script_name}",
     ]
     header = [
-        ("job-name", job),
-        ("nodes", nodes),
-        ("ntasks-per-node", per_node),
-        ("gpus-per-node", gpus),
-        ("time", values["time"]),
-        ("account", values["account"]),
-        ("partition", values["partition"]),
-        ("output", f"{log_dir}/{job}_%j.log"),
+        (option_table.JOB_NAME, job),
+        (option_table.NODES, nodes),
+        (option_table.NTASKS_PER_NODE, per_node),
+        (option_table.GPUS_PER_NODE, gpus),
+        (option_table.TIME, values["time"]),
+        (option_table.ACCOUNT, values["account"]),
+        (option_table.PARTITION, values["partition"]),
+        (option_table.OUTPUT, f"{log_dir}/{job}_%j.log"),
     ]
     out += [f"#SBATCH --{name}={_header_value(value)}" for name, value in header]
     out.append("#SBATCH --exclusive")

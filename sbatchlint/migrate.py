@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Set, Tuple
 
+from . import options as option_table
 from .diagnostics import Edit, Fix
 from .fix import apply_edits
 from .model.containers import command_pieces, site_span
@@ -104,7 +105,7 @@ def _plan(script, launch: Launch) -> Fix:
     gpus = geo.gpus_per_node.value
     if not gpus:
         raise Refused("the step's GPUs per node are not known, so the task count to set is not either")
-    if geo.gpus_per_task.value is not None or step.has("gpus-per-task"):
+    if geo.gpus_per_task.value is not None or step.has(option_table.GPUS_PER_TASK):
         raise Refused("the step binds GPUs per task (`--gpus-per-task`); ask for `--gpus-per-node` first (SBL111)")
     _check_process_count(launch, gpus)
 
@@ -181,13 +182,13 @@ def _contains(outer, inner) -> bool:
 def _count_edits(script, launch: Launch, gpus: int) -> List[Edit]:
     step = launch.step
     header = script.header
-    own_ntasks = step.option("ntasks")
-    own_per_node = step.option("ntasks-per-node")
+    own_ntasks = step.option(option_table.NTASKS)
+    own_per_node = step.option(option_table.NTASKS_PER_NODE)
     job = job_geometry(script)
     if own_ntasks is None and own_per_node is None:
         _check_no_other_step_inherits(script, step)
-        per_node = header.get("ntasks-per-node")
-        ntasks = header.get("ntasks")
+        per_node = header.get(option_table.NTASKS_PER_NODE)
+        ntasks = header.get(option_table.NTASKS)
         if per_node is not None and ntasks is not None:
             raise Refused("the header sets both `--ntasks` and `--ntasks-per-node`; set one task per GPU by hand")
         if per_node is not None:
@@ -203,13 +204,13 @@ def _count_edits(script, launch: Launch, gpus: int) -> List[Edit]:
             return [Edit(ntasks.span, f"--ntasks-per-node={gpus}")]
         return [_new_directive(script, f"--ntasks-per-node={gpus}")]
     # the step sets its own count
-    nodes_opt = step.option("nodes")
+    nodes_opt = step.option(option_table.NODES)
     same_nodes = nodes_opt is None or (geometry(script, step).nodes.value is not None and geometry(script, step).nodes.value == job.nodes.value)
     if job_task_count_set(script):
         if job.tasks_per_node.value == gpus and same_nodes and job.nodes.value is not None:
             # the job already runs one task per GPU: the step's own count goes
             edits = [_delete_option(script, step, opt) for opt in (own_ntasks, own_per_node) if opt is not None]
-            directive = header.get("ntasks-per-node")
+            directive = header.get(option_table.NTASKS_PER_NODE)
             if directive is not None and directive.value_span is not None:
                 edits.append(_claim(script, directive.value_span))
             return edits
@@ -230,7 +231,7 @@ def _check_no_other_step_inherits(script, step: Step) -> None:
     """Changing the header's count changes every step that takes it; only other torchrun launches
     of Bridge entry points (migrated the same way) may."""
     for other in script.steps:
-        if other is step or other.option("ntasks") is not None:
+        if other is step or other.option(option_table.NTASKS) is not None:
             continue
         found = launches_of(script, other)
         if found and all(l.elastic and l.framework(script.settings) == "megatron-bridge" for l in found):
@@ -243,7 +244,7 @@ def _new_directive(script, text: str) -> Edit:
     header = script.header
     source = script.source
     newline = source.preferred_newline()
-    nodes = header.get("nodes")
+    nodes = header.get(option_table.NODES)
     line = nodes.line if nodes is not None else header.last_header_line
     if line <= 0:
         line = 1
@@ -562,7 +563,7 @@ def _step_texts(step: Step) -> Tuple:
 
 def _verify_step(script, after, launch: Launch, old: Step, new: Step, gpus: int, removed: List[Span]) -> None:
     unsafe = "the command string is built in a way the migration cannot rewrite safely"
-    dropped = {"ntasks", "ntasks-per-node"}
+    dropped = {option_table.NTASKS, option_table.NTASKS_PER_NODE}
     old_options = [(o.name, o.value) for o in old.options if o.name not in dropped]
     new_options = [(o.name, o.value) for o in new.options if o.name not in dropped]
     if old_options != new_options:

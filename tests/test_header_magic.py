@@ -43,3 +43,21 @@ def test_comments_that_only_look_like_directives_are_still_sbl004():
     assert codes("#!/bin/bash\n# SBATCH --nodes=2\nsrun hostname\n") == ["SBL004"]
     assert codes("#!/bin/bash\n##SBATCH --nodes=2\nsrun hostname\n") == []
     assert fix_text("#!/bin/bash\n  #SBATCH-N2\nsrun hostname\n", ["SBL004"]) == "#!/bin/bash\n#SBATCH -N2\nsrun hostname\n"
+
+
+def test_directive_reports_what_sbatch_read_and_where():
+    text = '#!/bin/bash\n#SBATCH --output="logs/a b.out" -J x#y z\n#SBATCH-N2 --time=1:00\nsrun hostname\n'
+    h = header(text)
+    output, name = h.lines[2]
+    assert output.text == '--output="logs/a b.out"' and output.value == "logs/a b.out"
+    # each byte of the value maps back to its source byte, the quotes skipped
+    assert bytes(text.encode()[o] for o in output.value_offsets) == b"logs/a b.out"
+    assert name.value == "x" and name.ignored_words == ["z"]
+    assert text.encode()[name.hash_span.start : name.hash_span.end] == b"#y"
+    nodes, time = h.lines[3]
+    assert nodes.glued and not time.glued and not output.glued
+    # removing one of two options on a line keeps the line; removing both drops it
+    (span,) = h.removal_spans([time])
+    assert text.encode()[span.start : span.end] == b" --time=1:00"
+    (span,) = h.removal_spans([nodes, time])
+    assert text.encode()[span.start : span.end] == b"#SBATCH-N2 --time=1:00\n"

@@ -405,3 +405,44 @@ def test_shell_expansions_are_not_checked(kind, value):
 def test_unknown_kind_raises():
     with pytest.raises(ValueError):
         validate("colour", "red")
+
+
+# -- what an option means, read from its table entry ------------------------------------------
+def test_aliases_share_one_meaning():
+    from sbatchlint.options import NTASKS_PER_NODE, SBATCH
+
+    alias, preferred = SBATCH["tasks-per-node"], SBATCH[NTASKS_PER_NODE]
+    assert alias.canonical == preferred.canonical == NTASKS_PER_NODE
+    assert alias.aliases == (NTASKS_PER_NODE,) and preferred.aliases == ("tasks-per-node",)
+    assert alias.geometry == preferred.geometry == "tasks_per_node"
+
+
+def test_geometry_and_inheritance_live_on_the_entries():
+    from sbatchlint.options import GEOMETRY_QUANTITIES, SBATCH, SRUN
+
+    assert SBATCH["nodes"].geometry == "nodes" and SRUN["gres"].geometry == "gpus_per_node"
+    assert SBATCH["gpu-bind"].geometry == "placement" and SBATCH["job-name"].geometry is None
+    assert {s.geometry for s in SBATCH.values()} - {None, "placement"} <= set(GEOMETRY_QUANTITIES)
+    # pyxis options configure the batch step only; Slurm's own reach the steps
+    assert not SBATCH["container-mounts"].steps_inherit and SBATCH["ntasks"].steps_inherit
+    # srun of Slurm 22.05 up to 23.11 ignores the allocation's --cpus-per-task
+    assert SBATCH["cpus-per-task"].not_inherited == ((22, 5), (23, 11))
+    assert SBATCH["ntasks"].not_inherited is None
+
+
+def test_accumulating_free_text_and_toggles():
+    from sbatchlint.options import SBATCH
+
+    assert SBATCH["mail-type"].accumulates and SBATCH["container-env"].accumulates
+    assert not SBATCH["nodes"].accumulates
+    assert SBATCH["job-name"].free_text and not SBATCH["account"].free_text
+    assert SBATCH["container-mount-home"].toggle == SBATCH["no-container-mount-home"].toggle == "mount-home"
+
+
+def test_getopt_reading_helpers():
+    from sbatchlint.options import SBATCH, ambiguous, has_expansion, read_as_short
+
+    assert read_as_short(SBATCH, "-HQ") == ("-H -Q", False)
+    assert read_as_short(SBATCH, "-ntasks=8") == ("-n tasks=8", True)
+    assert "mem-per-cpu" in ambiguous(SBATCH, "mem-per") and len(ambiguous(SBATCH, "mem-per")) > 1
+    assert has_expansion("${NNODES}") and not has_expansion("4")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
 from tree_sitter import Node
 
+from .. import options as option_table
 from .. import shell
 from ..diagnostics import Edit
 from ..shell import ancestors, node_span
@@ -150,7 +151,7 @@ def _task_words(step: "Step") -> Iterable[Tuple[Word, bool]]:
             yield word, False
     for env in step.command.env:  # NAME=$X srun …: the batch shell fills it in for every task
         yield _env_word(env.name, env.value, env.span), False
-    option = step.option("export")
+    option = step.option(option_table.EXPORT)
     if option is not None:
         for word in option.words:
             yield word, False

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .. import options as option_table
 from ..source import Span
 from . import steps as step_model
 from .steps import Command, Step, StepOption
@@ -474,7 +475,7 @@ class Containers:
             self._settable[id(step)] = names
         if name in names:
             return True
-        export = step.option("export")
+        export = step.option(option_table.EXPORT)
         return export is not None and export.value is not None and name in export.value
 
     # -- building the container side ------------------------------------------------------------
@@ -718,17 +719,17 @@ def _step_container(script: "Script", step: Step) -> StepContainer:
             if primary:
                 container.pyxis_options.append(opt)
             # the step's own (primary) reading wins; alternatives only fill in what it lacks
-            if opt.name == "container-image" and (primary or container.image is None):
+            if opt.name == option_table.CONTAINER_IMAGE and (primary or container.image is None):
                 container.image = opt
-            elif opt.name == "container-name" and (primary or container.name is None):
+            elif opt.name == option_table.CONTAINER_NAME and (primary or container.name is None):
                 container.name = opt
-            elif opt.name == "container-workdir" and (container.workdir is None or primary):
+            elif opt.name == option_table.CONTAINER_WORKDIR and (container.workdir is None or primary):
                 container.workdir = opt
-            elif opt.name == "no-container-mount-home":
+            elif opt.name == option_table.NO_CONTAINER_MOUNT_HOME:
                 container.mount_home = False
-            elif opt.name == "container-mount-home" and container.mount_home is None:
+            elif opt.name == option_table.CONTAINER_MOUNT_HOME and container.mount_home is None:
                 container.mount_home = True
-            elif opt.name == "container-mounts":
+            elif opt.name == option_table.CONTAINER_MOUNTS:
                 for mount in _mounts(opt, command_pieces(variant.command)):
                     key = (mount.source.text, mount.destination.text)
                     if key in seen_mounts:
@@ -834,7 +835,7 @@ def _host_paths(script: "Script") -> List[PathUse]:
         directory = posixpath.dirname(directive.value)
         if directory:
             out.append(PathUse(PathValue.literal(directory), "host", name, directive.value_span))
-    directive = header.get("chdir")
+    directive = header.get(option_table.CHDIR)
     if directive is not None and directive.value and directive.value_span is not None:
         out.append(PathUse(PathValue.literal(directive.value), "host", "chdir", directive.value_span))
     for command in script.commands:
@@ -910,7 +911,7 @@ def _task_env(script: "Script", step: Step, name: str) -> EnvSetting:
     for value, span in task_string_assignments(script, step).get(name, []):
         return EnvSetting(name, [value], "task", None, span)
     # srun --export=…,NAME=VALUE
-    export = step.option("export")
+    export = step.option(option_table.EXPORT)
     passes_all = True
     if export is not None and export.value is not None:
         entries = [e for e in export.value.split(",")]

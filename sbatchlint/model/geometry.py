@@ -111,7 +111,7 @@ JOB_VARIABLES = {
 # Of those, the ones set in every job (a `${X:-default}` never uses its default).
 ALWAYS_SET = frozenset({"SLURM_JOB_NUM_NODES", "SLURM_NNODES"})
 # Options that request GPUs, in the order they are consulted.
-GPU_OPTIONS = ("gpus-per-node", "gres", "gpus", "gpus-per-task")
+GPU_OPTIONS = (option_table.GPUS_PER_NODE, option_table.GRES, option_table.GPUS, option_table.GPUS_PER_TASK)
 
 _COUNT = re.compile(r"^\s*(\d+)\s*$")
 _RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
@@ -443,13 +443,13 @@ def _header_count(script: "Script", name: str) -> Quantity:
 
 def _by_free_cpus(script: "Script") -> bool:
     """The allocation places the job's tasks by free CPUs: ``--ntasks`` without ``--ntasks-per-node``."""
-    return header_directive(script, "ntasks") is not None and header_directive(script, "ntasks-per-node") is None
+    return header_directive(script, option_table.NTASKS) is not None and header_directive(script, option_table.NTASKS_PER_NODE) is None
 
 
 def _build_job(script: "Script") -> Geometry:
-    total = _header_count(script, "ntasks")
-    per_node = _header_count(script, "ntasks-per-node")
-    nodes_directive = header_directive(script, "nodes")
+    total = _header_count(script, option_table.NTASKS)
+    per_node = _header_count(script, option_table.NTASKS_PER_NODE)
+    nodes_directive = header_directive(script, option_table.NODES)
     if nodes_directive is not None:
         low, high = parse_nodes(nodes_directive.value)
         nodes = Quantity(low if low == high else None, _header_origin(nodes_directive), low, high)
@@ -459,15 +459,15 @@ def _build_job(script: "Script") -> Geometry:
     geometry.nodes, geometry.ntasks, geometry.tasks_per_node, _ = task_counts(
         nodes, total, per_node, by_free_cpus=_by_free_cpus(script)
     )
-    gpus_per_task = _header_count(script, "gpus-per-task")
+    gpus_per_task = _header_count(script, option_table.GPUS_PER_TASK)
     if gpus_per_task.origin is not None:
         gpus_per_task = Quantity(gpu_total(gpus_per_task.origin.directive.value), gpus_per_task.origin)  # type: ignore[union-attr]
     geometry.gpus_per_task = gpus_per_task
-    geometry.cpus_per_task = geometry.job_cpus_per_task = _header_count(script, "cpus-per-task")
+    geometry.cpus_per_task = geometry.job_cpus_per_task = _header_count(script, option_table.CPUS_PER_TASK)
     requests = {}
     for name in GPU_OPTIONS:
         directive = header_directive(script, name)
-        if directive is not None and (name != "gres" or is_gres_gpu(directive.value)):
+        if directive is not None and (name != option_table.GRES or is_gres_gpu(directive.value)):
             requests[name] = (directive.value, _header_origin(directive))
     geometry.gpu_requests = [origin for _, origin in requests.values()]
     geometry.gpus_per_node = _gpus_per_node(requests, geometry)
@@ -479,10 +479,10 @@ def _implicit_nodes(total: Quantity, per_node: Quantity) -> Quantity:
     if total.origin is not None and per_node.origin is not None:
         if total.value is not None and per_node.value:
             count = -(-total.value // per_node.value)
-            return Quantity(count, Origin("derived", "nodes", sources=(total.origin, per_node.origin)), count, count)
+            return Quantity(count, Origin("derived", option_table.NODES, sources=(total.origin, per_node.origin)), count, count)
         return UNKNOWN
     if total.origin is None:
-        return Quantity(1, Origin("default", "nodes"), 1, 1)  # nothing, or --ntasks-per-node alone: one node
+        return Quantity(1, Origin("default", option_table.NODES), 1, 1)  # nothing, or --ntasks-per-node alone: one node
     return UNKNOWN  # --ntasks alone: as many nodes as the free CPUs take (one task: one node, below)
 
 
@@ -507,14 +507,14 @@ def task_counts(
     if total.origin is not None and count is not None:
         if nodes.value is not None and count < nodes.value or count == 1 and nodes.value is None:
             # srun: "can't run 1 processes on 2 nodes, setting nnodes to 1"
-            origin = nodes.origin if nodes.origin is not None else Origin("derived", "nodes", sources=(total.origin,))
+            origin = nodes.origin if nodes.origin is not None else Origin("derived", option_table.NODES, sources=(total.origin,))
             nodes = Quantity(count, origin, count, count)
     n = nodes.value
     if total.origin is None:
         # no task count anywhere: --ntasks-per-node on every node, else one task per node
-        tasks_per_node = per_node if per_node.origin is not None else Quantity(1, Origin("default", "ntasks-per-node"))
+        tasks_per_node = per_node if per_node.origin is not None else Quantity(1, Origin("default", option_table.NTASKS_PER_NODE))
         value = n * tasks_per_node.value if n is not None and tasks_per_node.value is not None else None
-        return nodes, _derive(value, "ntasks", nodes.origin, tasks_per_node.origin), tasks_per_node, False
+        return nodes, _derive(value, option_table.NTASKS, nodes.origin, tasks_per_node.origin), tasks_per_node, False
     ignored = False
     chosen: Optional[Quantity] = None
     if per_node.origin is not None:
@@ -531,9 +531,9 @@ def task_counts(
         if inherited is not None:
             chosen = inherited  # the allocation's own layout
         elif count is not None and n and count % n == 0:
-            chosen = _derive(count // n, "ntasks-per-node", total.origin, nodes.origin)
+            chosen = _derive(count // n, option_table.NTASKS_PER_NODE, total.origin, nodes.origin)
         else:
-            chosen = _derive(None, "ntasks-per-node", total.origin, nodes.origin)
+            chosen = _derive(None, option_table.NTASKS_PER_NODE, total.origin, nodes.origin)
     if by_free_cpus and chosen.value is not None and chosen.value > 1 and n != 1:
         # within an allocation placed by free CPUs the tasks follow its CPUs, not the count
         chosen = Quantity(None, chosen.origin)
@@ -545,21 +545,21 @@ def _derive(value: Optional[int], option: str, *sources: Optional[Origin]) -> Qu
 
 
 def _gpus_per_node(requests: Dict[str, Tuple[Optional[str], Origin]], geometry: Geometry) -> Quantity:
-    if "gpus-per-node" in requests:
-        text, origin = requests["gpus-per-node"]
+    if option_table.GPUS_PER_NODE in requests:
+        text, origin = requests[option_table.GPUS_PER_NODE]
         return Quantity(gpu_total(text), origin)
-    if "gres" in requests:
-        text, origin = requests["gres"]
+    if option_table.GRES in requests:
+        text, origin = requests[option_table.GRES]
         return Quantity(gres_gpus(text), origin)
-    if "gpus" in requests:
-        text, origin = requests["gpus"]
+    if option_table.GPUS in requests:
+        text, origin = requests[option_table.GPUS]
         total = gpu_total(text)
         nodes = geometry.nodes.value
         if total is not None and nodes:
             return Quantity(total // nodes if total % nodes == 0 else None, origin)
         return Quantity(None, origin)
-    if "gpus-per-task" in requests:
-        text, origin = requests["gpus-per-task"]
+    if option_table.GPUS_PER_TASK in requests:
+        text, origin = requests[option_table.GPUS_PER_TASK]
         per_task = gpu_total(text)
         per_node = geometry.tasks_per_node.value
         if per_task is not None and per_node is not None:
@@ -586,9 +586,9 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
             return None, None
         return opt, step_option_text(opt, job)
 
-    nodes_opt, nodes_text = flag("nodes")
-    ntasks_opt, ntasks_text = flag("ntasks")
-    per_node_opt, per_node_text = flag("ntasks-per-node")
+    nodes_opt, nodes_text = flag(option_table.NODES)
+    ntasks_opt, ntasks_text = flag(option_table.NTASKS)
+    per_node_opt, per_node_text = flag(option_table.NTASKS_PER_NODE)
     if nodes_opt is not None:
         low, high = parse_nodes(nodes_text)
         nodes = Quantity(low if low == high else None, _step_origin(nodes_opt), low, high)
@@ -602,7 +602,7 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
     elif job_task_count_set(script):
         # the header gives a task count: srun reads SLURM_NTASKS (and SLURM_NTASKS_PER_NODE) as its own
         total = job.ntasks
-        per_node = own_per_node if per_node_opt is not None else _header_count(script, "ntasks-per-node")
+        per_node = own_per_node if per_node_opt is not None else _header_count(script, option_table.NTASKS_PER_NODE)
         if nodes_opt is None or (nodes.value is not None and nodes.value == job.nodes.value):
             inherited = job.tasks_per_node
     else:
@@ -626,21 +626,21 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
     if not requests:
         for name in GPU_OPTIONS:
             directive = header_directive(script, name)
-            if directive is not None and (name != "gres" or is_gres_gpu(directive.value)):
+            if directive is not None and (name != option_table.GRES or is_gres_gpu(directive.value)):
                 requests[name] = (directive.value, _header_origin(directive))
-    geometry.gpu_requests = [origin for text, origin in requests.values() if not (origin.option == "gres" and text == "none")]
+    geometry.gpu_requests = [origin for text, origin in requests.values() if not (origin.option == option_table.GRES and text == "none")]
     geometry.gpus_per_node = _gpus_per_node(requests, geometry)
-    if "gpus-per-task" in requests:
-        text, origin = requests["gpus-per-task"]
+    if option_table.GPUS_PER_TASK in requests:
+        text, origin = requests[option_table.GPUS_PER_TASK]
         geometry.gpus_per_task = Quantity(gpu_total(text), origin)
 
     # CPUs: only the step's own -c, or SRUN_CPUS_PER_TASK exported before it.
     geometry.job_cpus_per_task = job.job_cpus_per_task
-    cpus_opt, cpus_text = flag("cpus-per-task")
+    cpus_opt, cpus_text = flag(option_table.CPUS_PER_TASK)
     if cpus_opt is not None:
         geometry.cpus_per_task = Quantity(parse_count(cpus_text), _step_origin(cpus_opt))
     else:
-        geometry.cpus_per_task = _srun_cpus_from_environment(script, step, job) or Quantity(1, Origin("default", "cpus-per-task"))
+        geometry.cpus_per_task = _srun_cpus_from_environment(script, step, job) or Quantity(1, Origin("default", option_table.CPUS_PER_TASK))
     if step.options_incomplete:
         # Words the model cannot read stand among the options (``srun $ARGS …``): they may set
         # anything, so only what the step visibly sets itself is known.
@@ -665,7 +665,7 @@ def _srun_cpus_from_environment(script: "Script", step: "Step", job: Geometry) -
     found = values.lookup("SRUN_CPUS_PER_TASK", at, step.command.node)
     texts = [v.text for v in found] if found else []
     text = _resolve(texts, job) if texts else None
-    return Quantity(parse_count(text), Origin("environment", "cpus-per-task", variable_span=span))
+    return Quantity(parse_count(text), Origin("environment", option_table.CPUS_PER_TASK, variable_span=span))
 
 
 # -- the launch rules' view ----------------------------------------------------------------------
@@ -700,7 +700,7 @@ def task_layout(script: "Script", step: "Step") -> TaskLayout:
 def job_task_count_set(script: "Script") -> bool:
     """Whether the batch environment has ``SLURM_NTASKS`` (the header gives a task count), so a
     step without its own ``--ntasks`` runs that many tasks."""
-    return header_directive(script, "ntasks") is not None or header_directive(script, "ntasks-per-node") is not None
+    return header_directive(script, option_table.NTASKS) is not None or header_directive(script, option_table.NTASKS_PER_NODE) is not None
 
 
 def gives_per_node(script: "Script", step: "Step", count: int) -> Optional[bool]:
@@ -708,7 +708,7 @@ def gives_per_node(script: "Script", step: "Step", count: int) -> Optional[bool]
     of its nodes (None when the step's total or node count is not known). A step whose total
     follows the per-node count (no ``--ntasks`` of its own, none from the job) always would; else
     srun keeps it only when total = nodes × count."""
-    if step_option(step, "ntasks") is None and not job_task_count_set(script):
+    if step_option(step, option_table.NTASKS) is None and not job_task_count_set(script):
         return True
     geo = geometry(script, step)
     total, nodes = geo.ntasks.value, geo.nodes.value

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
+from .. import options as option_table
 from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .steps import Command, Step, parse_task_string
@@ -770,7 +771,7 @@ def _workdir(script: "Script", step: Step, command: Command) -> Optional[str]:
     ``--container-workdir``, a ``cd`` earlier in the task string, else the batch shell's last ``cd``."""
     found: Optional[str] = None
     for opt in step.options:
-        if opt.name in ("chdir", "container-workdir") and opt.value and "${" not in opt.value:
+        if opt.name in (option_table.CHDIR, option_table.CONTAINER_WORKDIR) and opt.value and "${" not in opt.value:
             found = opt.value
     for other in step.task_commands:
         if other is command:

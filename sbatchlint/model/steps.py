@@ -428,7 +428,7 @@ def _task_commands(values: Values, step: Step) -> List[Command]:
                 break
             if "s" in flag[1:] and not flag.startswith("--"):
                 reads_stdin = True
-        if (j >= len(argv) or reads_stdin) and not step.has("input"):
+        if (j >= len(argv) or reads_stdin) and not step.has(option_table.INPUT):
             word = _stdin_script(values, step)
             if word is not None:
                 step.string_word = word

@@ -16,6 +16,7 @@ import os
 import posixpath
 import re
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from .. import options as option_table
 
 ROOT_MARKERS = (".git", "pyproject.toml")
 
@@ -76,7 +77,7 @@ def repository_root(directory: str) -> Optional[str]:
 
 def mounts(step) -> List[Tuple[str, str]]:
     """(host source, container destination) of the step's ``--container-mounts`` (known values only)."""
-    option = step.option("container-mounts")
+    option = step.option(option_table.CONTAINER_MOUNTS)
     if option is None or not option.value or not option.value_known or "${" in option.value:
         return []
     pairs = []

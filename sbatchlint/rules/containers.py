@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Sequence, Tuple
 
+from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.containers import (
     CACHE_DEFAULTS,
@@ -1112,7 +1113,7 @@ class MountsWithoutImage(Rule):
             step = container.step
             opt = container.mount_options[0]
             note = ""
-            if _header_has(script, "container-image"):
+            if _header_has(script, option_table.CONTAINER_IMAGE):
                 note = " (the `#SBATCH --container-image` containerizes only the batch step)"
             yield self.report(
                 script,
@@ -1178,7 +1179,7 @@ class ContainerStepWithoutMounts(Rule):
             opt = container.image or container.name
             assert opt is not None
             note = ""
-            if _header_has(script, "container-mounts"):
+            if _header_has(script, option_table.CONTAINER_MOUNTS):
                 note = "; the `#SBATCH --container-mounts` does not reach `srun` steps"
             yield self.report(
                 script,
@@ -1742,7 +1743,7 @@ def _task_directory(analysis: Containers, launch: Launch) -> Tuple[Optional[Valu
         if container.workdir is not None and container.workdir.value is not None:
             return option_value(container.workdir), "workdir"
         return None, "image"
-    chdir = step.option("chdir")
+    chdir = step.option(option_table.CHDIR)
     if chdir is not None and chdir.value is not None:
         return option_value(chdir), "chdir"
     return None, "host"

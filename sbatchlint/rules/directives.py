@@ -546,7 +546,7 @@ class ContainerOptionInHeader(Rule):
             return
         moved = [
             d for d in header.effective
-            if d.spec is not None and d.spec.pyxis and d.name not in IDENTITY and any(not step_has(s, d) for s in steps)
+            if d.spec is not None and not d.spec.steps_inherit and d.name not in IDENTITY and any(not step_has(s, d) for s in steps)
         ]
         if not moved:
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Set, Tuple
 
+from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.boundary import (
     IDENTIFIER,
@@ -99,17 +100,17 @@ STEP_OVERRIDDEN = frozenset(
 )
 # Step options that make a step use less (or other) than the whole allocation.
 PARTIAL_STEP_OPTIONS = (
-    "nodes",
-    "ntasks",
-    "ntasks-per-node",
-    "nodelist",
-    "exclude",
-    "relative",
-    "cpus-per-task",
-    "gpus",
-    "gpus-per-node",
-    "gpus-per-task",
-    "gres",
+    option_table.NODES,
+    option_table.NTASKS,
+    option_table.NTASKS_PER_NODE,
+    option_table.NODELIST,
+    option_table.EXCLUDE,
+    option_table.RELATIVE,
+    option_table.CPUS_PER_TASK,
+    option_table.GPUS,
+    option_table.GPUS_PER_NODE,
+    option_table.GPUS_PER_TASK,
+    option_table.GRES,
 )
 
 
@@ -133,12 +134,12 @@ def early_scope(name: str, script, step) -> Optional[str]:
 
 
 def _gpus_bound_per_task(script, step) -> bool:
-    if step.has("gpus-per-task", "gpu-bind", "ntasks-per-gpu"):
+    if step.has(option_table.GPUS_PER_TASK, option_table.GPU_BIND, option_table.NTASKS_PER_GPU):
         return True
-    if step.has("gpus", "gpus-per-node", "gres"):
+    if step.has(option_table.GPUS, option_table.GPUS_PER_NODE, option_table.GRES):
         return False
     header = script.header
-    return any(header.get(name) is not None for name in ("gpus-per-task", "gpu-bind", "ntasks-per-gpu"))
+    return any(header.get(name) is not None for name in (option_table.GPUS_PER_TASK, option_table.GPU_BIND, option_table.NTASKS_PER_GPU))
 
 
 def _same_as_batch_shell(name: str, scope: str, script, step) -> bool:
@@ -146,7 +147,7 @@ def _same_as_batch_shell(name: str, scope: str, script, step) -> bool:
     node's variables) running where the batch shell runs."""
     if scope not in ("task", "node"):
         return False
-    if step.has("nodelist", "exclude", "relative") or step.options_incomplete:
+    if step.has(option_table.NODELIST, option_table.EXCLUDE, option_table.RELATIVE) or step.options_incomplete:
         return False
     shape = geometry(script, step)
     if scope == "task":
@@ -777,7 +778,7 @@ def _export_list(step) -> Tuple[Optional[bool], Set[str], Set[str], str]:
     A bare name only selects a variable that is in srun's environment, i.e. exported: measured on
     Slurm 22.05, ``PLAIN=1; srun --export=ALL,PLAIN …`` gives the task no ``PLAIN``.
     """
-    option = step.option("export")
+    option = step.option(option_table.EXPORT)
     if option is None:
         return True, set(), set(), ""
     if option.value is None or not option.value_known:

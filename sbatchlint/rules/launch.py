@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator, List, Optional, Tuple
 
+from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.geometry import (
     Geometry,
@@ -88,7 +89,7 @@ def _nodes_phrase(geo: Geometry) -> str:
 def _origin_phrase(script, origin) -> str:
     """ (from `#SBATCH --ntasks-per-node=8`, line 3) / (from the step's `--ntasks-per-node=8`)."""
     if origin is not None and origin.where == "derived":
-        origin = next((o for o in origin.sources if o.span is not None and o.option == "ntasks"), None)
+        origin = next((o for o in origin.sources if o.span is not None and o.option == option_table.NTASKS), None)
     if origin is None or origin.span is None:
         return ""
     text = script.text(origin.span)
@@ -105,10 +106,10 @@ def _ignored_phrase(script, step: Step, layout: TaskLayout) -> str:
     ignored = layout.ignored
     assert ignored is not None
     head = f"srun ignores the step's `{ignored.written}={ignored.value}`"
-    own = step.option("ntasks")
+    own = step.option(option_table.NTASKS)
     if own is None:
         return f"{head} because the job fixes {layout.total} tasks (`SLURM_NTASKS`) and the step gives no `--ntasks`"
-    span = Origin("step", "ntasks", step_option=own).span
+    span = Origin("step", option_table.NTASKS, step_option=own).span
     written = script.text(span) if span is not None else own.written
     nodes = f" on {_plural(layout.nodes, 'node')}" if layout.nodes else ""
     return f"{head} because it does not match the step's `{written}`{nodes}"
@@ -121,7 +122,7 @@ def _plural(count: int, word: str) -> str:
 def _other_steps_inherit(script, step: Step) -> bool:
     """Another step takes its task count from the header and is not itself a torchrun launch."""
     for other in script.steps:
-        if other is step or other.option("ntasks") is not None:
+        if other is step or other.option(option_table.NTASKS) is not None:
             continue
         found = launches_of(script, other)
         if found and all(l.kind in ELASTIC for l in found):
@@ -177,7 +178,7 @@ def _step_insertion(step: Step) -> Tuple[Optional[int], str]:
 
 def _node_count_text(script, step: Step, geo: Geometry, quote: str) -> Optional[str]:
     """What to write for "one task per node" in ``--ntasks=…`` at a point with this quoting."""
-    nodes_opt = step.option("nodes")
+    nodes_opt = step.option(option_table.NODES)
     if nodes_opt is not None:
         return str(geo.nodes.value) if geo.nodes.value is not None else None
     if quote in ("", '"'):
@@ -323,7 +324,7 @@ class TorchrunMultipleTasksPerNode(Rule):
             nproc = launch.certain_number("nproc_per_node")
             name = _launcher_name(launch)
             where = "" if layout.ignored is not None else _origin_phrase(script, layout.origin)
-            from_total = layout.origin is not None and (layout.origin.option == "ntasks" or layout.origin.where == "derived")
+            from_total = layout.origin is not None and (layout.origin.option == option_table.NTASKS or layout.origin.where == "derived")
             if from_total and layout.total and layout.nodes:
                 each = f" × {nproc} processes" if nproc is not None else ""
                 head = f"{layout.total} tasks{each} on {_plural(layout.nodes, 'node')}{where}: {name} runs once per task"
@@ -354,21 +355,21 @@ class TorchrunMultipleTasksPerNode(Rule):
             return None
         geo = geometry(script, step)
         description = "run one task per node in the torchrun step"
-        own_ntasks = step.option("ntasks")
-        own_per_node = step_option(step, "ntasks-per-node")
+        own_ntasks = step.option(option_table.NTASKS)
+        own_per_node = step_option(step, option_table.NTASKS_PER_NODE)
         offset, quote = _step_insertion(step)
         if own_ntasks is None and own_per_node is None:
             # the count is inherited from the header
             origin = layout.origin
             header = script.header
-            directive = header_directive(script, "ntasks-per-node")
+            directive = header_directive(script, option_table.NTASKS_PER_NODE)
             if (
                 origin is not None
                 and origin.where == "header"
                 and origin.directive is directive
                 and directive is not None
                 and directive.value_span is not None
-                and header.get("ntasks") is None
+                and header.get(option_table.NTASKS) is None
                 and not _other_steps_inherit(script, step)
             ):
                 return Fix.safe("set `#SBATCH --ntasks-per-node=1`", Edit(directive.value_span, "1"))
@@ -750,7 +751,7 @@ class TorchrunMissingNodeArgs(Rule):
         offset, quote = launch.insertion_after_launcher()
         if offset is None:
             return None
-        own_nodes = launch.step.option("nodes") is not None
+        own_nodes = launch.step.option(option_table.NODES) is not None
         if launch.in_string:
             # the task's shell expands them: each node its own ID; a step with its own -N sees
             # its node count as SLURM_NNODES (SLURM_JOB_NUM_NODES is the job's)
@@ -936,12 +937,12 @@ class TasksGpusMismatch(Rule):
             return
         fix = None
         origin = layout.origin
-        if layout.ignored is None and origin is not None and origin.option == "ntasks-per-node":
+        if layout.ignored is None and origin is not None and origin.option == option_table.NTASKS_PER_NODE:
             span = origin.value_span
             if span is not None and origin.where == "step" and gives_per_node(script, launch.step, gpus):
                 fix = Fix.unsafe(f"run {gpus} tasks per node", Edit(span, str(gpus)))
-            elif span is not None and origin.where == "header" and script.header.get("ntasks") is None and not any(
-                other is not launch.step and other.option("ntasks") is None and step_option(other, "ntasks-per-node") is None
+            elif span is not None and origin.where == "header" and script.header.get(option_table.NTASKS) is None and not any(
+                other is not launch.step and other.option(option_table.NTASKS) is None and step_option(other, option_table.NTASKS_PER_NODE) is None
                 for other in script.steps
             ):
                 fix = Fix.unsafe(f"run {gpus} tasks per node", Edit(span, str(gpus)))

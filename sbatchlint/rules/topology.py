@@ -6,6 +6,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 
 from tree_sitter import Node
 
+from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
@@ -441,7 +442,7 @@ class MissingKillOnBadExit(Rule):
         if script.values.is_exported("SLURM_KILL_BAD_EXIT"):
             return
         for step in script.steps:
-            if step.options_incomplete or step.has("kill-on-bad-exit"):
+            if step.options_incomplete or step.has(option_table.KILL_ON_BAD_EXIT):
                 continue
             launch = training_launch(script, step)
             if launch is None:
@@ -684,7 +685,7 @@ class CpusPerTaskNotInherited(Rule):
 
 
 # -- SBL110 -------------------------------------------------------------------------------------------
-PLACEMENT_PINS = ("ntasks-per-node", "distribution", "gpus-per-task", "ntasks-per-gpu")
+PLACEMENT_PINS = (option_table.NTASKS_PER_NODE, option_table.DISTRIBUTION, option_table.GPUS_PER_TASK, option_table.NTASKS_PER_GPU)
 
 
 @register
@@ -839,7 +840,7 @@ class UnevenTaskDistribution(Rule):
                 f"`{written}` on several GPU nodes without `--ntasks-per-node`: Slurm packs the tasks by free "
                 "CPUs (--nodes=2 --ntasks=16 gives 15 + 1), so one node runs more ranks than it has GPUs"
             )
-        exclusive = script.header.get("exclusive") is not None or (step is not None and step.has("exclusive"))
+        exclusive = script.header.get(option_table.EXCLUSIVE) is not None or (step is not None and step.has(option_table.EXCLUSIVE))
         if exclusive:
             # measured: with whole nodes, identical idle nodes got an even split; only nodes that
             # differ in CPUs make it uneven, and nothing in the script rules that out
@@ -991,12 +992,12 @@ class GpuPerTaskBinding(Rule):
 
     @staticmethod
     def _gpu_bind(script, step: Step) -> Optional[Tuple[str, Origin]]:
-        opt = step.option("gpu-bind")
+        opt = step.option(option_table.GPU_BIND)
         if opt is not None:
-            return (opt.value or "", Origin("step", "gpu-bind", step_option=opt))
-        directive = script.header.get("gpu-bind")
+            return (opt.value or "", Origin("step", option_table.GPU_BIND, step_option=opt))
+        directive = script.header.get(option_table.GPU_BIND)
         if directive is not None:
-            return (directive.value or "", Origin("header", "gpu-bind", directive=directive))
+            return (directive.value or "", Origin("header", option_table.GPU_BIND, directive=directive))
         return None
 
     def _diagnostic(self, script, step: Step, g: Geometry, per_task: Optional[Origin], bind: Optional[Origin]) -> Diagnostic:
@@ -1005,9 +1006,9 @@ class GpuPerTaskBinding(Rule):
         target = per_task or bind
         assert target is not None
         if per_task is not None:
-            written = script.text(per_task.span) if per_task.span is not None else "--gpus-per-task"
+            written = script.text(per_task.span) if per_task.span is not None else "--" + option_table.GPUS_PER_TASK
         else:
-            written = script.text(bind.span) if bind is not None and bind.span is not None else "--gpu-bind"
+            written = script.text(bind.span) if bind is not None and bind.span is not None else "--" + option_table.GPU_BIND
         message = (
             f"`{written}` gives each of {tasks} exactly one GPU: code that selects `cuda:$LOCAL_RANK` fails "
             "with \"invalid device ordinal\" on every local rank but 0, and NCCL loses peer-to-peer between "
@@ -1046,5 +1047,5 @@ class GpuPerTaskBinding(Rule):
     def _has_node_request(script, step: Step, per_task: Origin) -> bool:
         """Another GPU request at the same level as --gpus-per-task (then it is just dropped)."""
         if per_task.where == "step":
-            return step.has("gpus-per-node", "gres")
-        return script.header.get("gpus-per-node") is not None or script.header.get("gres") is not None
+            return step.has(option_table.GPUS_PER_NODE, option_table.GRES)
+        return script.header.get(option_table.GPUS_PER_NODE) is not None or script.header.get(option_table.GRES) is not None
