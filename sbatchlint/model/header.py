@@ -416,6 +416,8 @@ def _malformed(source: Source, number: int, span: Span, raw: bytes) -> Optional[
     lead, word, after = match.group("lead"), match.group("word"), match.group("after")
     if after and after not in b" \t\r-":
         return None  # "#SBATCHX" / "# sbatchlint: …" and the like are other comments
+    if word == b"sbatch" and _names_a_script(source, span.start + match.end("word"), span.end):
+        return None  # a usage comment: ``#   sbatch --nodes=4 train.sh``
     text = source.decode(raw)
     rest_start = match.end("word")
     rest = source.decode(raw[rest_start:])
@@ -428,6 +430,31 @@ def _malformed(source: Source, number: int, span: Span, raw: bytes) -> Optional[
     else:
         kind = "case"
     return MalformedDirective(number, span, kind, text, fixed)
+
+
+def _names_a_script(source: Source, start: int, end: int) -> bool:
+    """Whether the words after a lower-case ``sbatch`` hold a word that is no option nor an
+    option's value (a script name, an argument): a command line shown as usage, not a
+    directive."""
+    table = sbatch_options.SBATCH
+    tokens = tokenize(source, start, end)
+    i = 0
+    while i < len(tokens):
+        text = tokens[i].text
+        i += 1
+        if not text.startswith("-") or text in ("-", "--"):
+            return True
+        if text.startswith("--"):
+            if "=" in text:
+                continue
+            spec = sbatch_options.lookup(table, text[2:])
+        elif len(text) == 2:
+            spec = sbatch_options.lookup_exact(table, text[1])
+        else:
+            continue  # ``-N2``: the value is attached
+        if spec is not None and spec.arg == "required":
+            i += 1  # its value
+    return False
 
 
 def _directives(source: Source, number: int, span: Span, placement: str) -> List[Directive]:

@@ -238,7 +238,10 @@ class MalformedDirective(Rule):
         `#SBATCH` with whitespace before it, `# SBATCH` with a space after the `#`, and `#sbatch`
         in another case. A line that starts with `#SBATCH` in column 1 is a directive even with
         no blank after it: sbatch applies `#SBATCH--nodes=2`, and refuses `#SBATCHED …`
-        ("Invalid directive found in batch script: ED", reported by SBL005).
+        ("Invalid directive found in batch script: ED", reported by SBL005). A usage comment is
+        not a directive: a lower-case `sbatch` followed by a word that is no option nor an
+        option's value (`#   sbatch --nodes=4 train.sh`, `# sbatch -p debug x.sh big`) shows how
+        to submit the script and is left alone; `#sbatch --nodes=2` (options only) is reported.
     """
     why = """
         sbatch only reads lines that begin with exactly `#SBATCH` in the first column. Anything
@@ -266,6 +269,19 @@ class MalformedDirective(Rule):
         ),
         Good("#!/bin/bash\n#SBATCH--nodes=2\nsrun hostname\n"),
         Good("#!/bin/bash\n##SBATCH --nodes=4  (disabled on purpose)\nsrun hostname\n"),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                # Usage:
+                #   sbatch train.sh
+                #   sbatch --nodes=8 -p long train.sh large
+                #SBATCH --nodes=2
+                srun hostname
+                """
+            ),
+            title="usage comments",
+        ),
     )
     DESCRIPTIONS = {
         "indented": "`#SBATCH` is indented: sbatch only reads directives that start in column 1",
