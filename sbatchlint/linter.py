@@ -9,7 +9,7 @@ from . import registry, suppressions
 from .diagnostics import Severity
 from .diagnostics import Diagnostic
 from .fix import FixResult, fix_to_fixed_point
-from .source import Source
+from .source import Source, Span
 
 
 @dataclass
@@ -125,8 +125,11 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
     enabled = options.selection.enabled
     rules = registry.all_rules()
     diagnostics: List[Diagnostic] = []
-    for rule in _selected(rules, language, options.selection):
+    selected = _selected(rules, language, options.selection)
+    for rule in selected:
         diagnostics.extend(rule.check(model))
+    if language == "shell":
+        diagnostics.extend(_submitted_bodies(model, selected, options))
     if language == "shell" and options.settings.get("shellcheck"):
         from . import shellcheck
 
@@ -145,6 +148,43 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
             d.severity = override
     diagnostics.sort(key=Diagnostic.sort_key)
     return diagnostics
+
+
+# What a submitted here-document body is checked for when the outer shell expands it first
+# (``<<EOF``): how sbatch reads its header. Its shell text is not what bash will run (``\$X``,
+# ``$(…)`` are the outer shell's), so the other rules would read it wrongly.
+_EXPANDED_BODY_CODES = frozenset(f"SBL{n:03d}" for n in range(2, 13))
+
+
+def _submitted_bodies(script, selected: list, options: Options) -> List[Diagnostic]:
+    """The findings of each here-document body the script submits to sbatch, linted as a batch
+    script of its own and reported at its real place in the file."""
+    from dataclasses import replace
+
+    from .diagnostics import Edit, Fix
+    from .model.heredocs import heredocs
+    from .model.script import Script
+
+    if b"<<" not in script.data:
+        return []
+    found: List[Diagnostic] = []
+    for doc in heredocs(script):
+        if not doc.submitted or doc.strip_tabs:
+            continue
+        base = doc.body.start
+        body = Script(Source(script.data[base : doc.body.end], script.source.path), options.settings)
+        rules = [r for r in selected if doc.quoted or r.code in _EXPANDED_BODY_CODES]
+        for rule in rules:
+            for d in rule.check(body):
+                if not doc.quoted and d.code == "SBL006" and "$" in body.text(d.span):
+                    continue  # the outer shell fills the value in before sbatch reads it
+                fix = None
+                if doc.quoted and d.fix is not None:
+                    edits = tuple(Edit(Span(e.span.start + base, e.span.end + base), e.text) for e in d.fix.edits)
+                    fix = Fix(edits, d.fix.applicability, d.fix.description)
+                span = Span(d.span.start + base, d.span.end + base)
+                found.append(replace(d, span=span, fix=fix, path=script.source.path))
+    return found
 
 
 _SELECTED: Dict[tuple, list] = {}

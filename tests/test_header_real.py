@@ -25,3 +25,25 @@ def test_usage_comments_are_not_malformed_directives():
 
 def test_directives_written_as_comments_stay_sbl004():
     assert found(fixture("disabled_directives.sh"), ["SBL004"]) == [("SBL004", 3), ("SBL004", 4), ("SBL004", 5)]
+
+
+# -- here-documents (SBL003 and the body as a job of its own) -------------------------------
+def test_a_body_written_but_not_submitted_gets_no_job_findings():
+    assert found(fixture("heredoc_written_not_submitted.sh")) == []
+
+
+def test_submitted_bodies_are_linted_as_jobs_at_their_real_lines():
+    text = fixture("heredoc_submitted.sh")
+    # the late #SBATCH of each submitted body, and nothing for `--nodes=$NODES` (the outer
+    # shell fills it in before sbatch reads the body)
+    assert found(text, ["SBL0"]) == [("SBL003", 13), ("SBL003", 22)]
+
+
+def test_fixes_in_bodies_only_where_the_outer_shell_leaves_the_text_alone():
+    from lintutil import fix_text
+
+    text = fixture("heredoc_submitted.sh")
+    fixed = fix_text(text, ["SBL003"], unsafe=True)
+    # the quoted body (<<'END') is fixed; the unquoted one is left as it is
+    assert "#SBATCH --nodes=2\n#SBATCH --time=00:30:00\nset -x\nsrun hostname\n" in fixed
+    assert "module load cuda\n#SBATCH --exclusive\n" in fixed

@@ -364,7 +364,10 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
     return tokens
 
 
-def parse_header(source: Source) -> Header:
+def parse_header(source: Source, data_regions: Sequence[Span] = ()) -> Header:
+    """The header and every directive-like line of a script. ``data_regions`` are byte ranges
+    that are data, not lines of the script (here-document bodies): no line starting in one is
+    read."""
     header = Header(source=source)
     data = source.data
     in_header = True
@@ -382,6 +385,8 @@ def parse_header(source: Source) -> Header:
             if found >= span.end:
                 number = source.line_of(found)
                 span = source.line_span(number)
+        if data_regions and any(region.start <= span.start < region.end for region in data_regions):
+            continue
         raw = data[span.start : span.end]
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]

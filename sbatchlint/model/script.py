@@ -41,7 +41,9 @@ class Script:
 
     @cached_property
     def header(self) -> Header:
-        return parse_header(self.source)
+        from .heredocs import bodies
+
+        return parse_header(self.source, bodies(self))
 
     @cached_property
     def values(self) -> Values:

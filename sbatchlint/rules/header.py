@@ -145,7 +145,12 @@ class DirectiveAfterCommand(Rule):
     what = """
         Finds `#SBATCH` lines below the first command of the script. sbatch reads directives from
         the top of the file and stops at the first line that is neither blank nor a comment; any
-        command ends the header, even `set -euo pipefail` or `module load`.
+        command ends the header, even `set -euo pipefail` or `module load`. Lines of a
+        here-document are data, not directives of the script: a body the script submits
+        (`sbatch <<EOF`, or a file written with `cat > job.sbatch <<EOF` and passed to `sbatch`)
+        is checked as a batch script of its own, at its real lines; a body it only writes is
+        not checked. In an unquoted body (`<<EOF`) the outer shell expands `$X` first, so
+        `#SBATCH --nodes=$N` there is fine, and no fix is offered inside it.
     """
     why = """
         The ignored directive does not produce any warning: the job runs with the default time
@@ -190,6 +195,23 @@ class DirectiveAfterCommand(Rule):
                 srun hostname
                 """
             )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                set -euo pipefail
+                cat > sweep.sbatch <<EOF
+                #!/bin/bash
+                #SBATCH --nodes=${NODES}
+                #SBATCH --time=01:00:00
+                srun python sweep.py
+                EOF
+                sbatch sweep.sbatch
+                """
+            ),
+            title="a job written by the script and submitted",
         ),
     )
 
