@@ -84,7 +84,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     from .report import formatter
     from .report.text import summary_line
     from .runner import CommandLine, Job, Resolver, run_all
-    from .secrets import RedactingStream, redacting_excepthook
+    from .redaction import RedactingStream, redacting_excepthook
 
     if not paths:
         raise click.UsageError("no files given: try `sbatchlint examples/` or `sbatchlint job.sh`")
@@ -213,7 +213,7 @@ def explain(code) -> None:
     try:
         rule = registry.get(code)
     except KeyError:
-        from .secrets import redact
+        from .redaction import redact
 
         raise click.UsageError(f"unknown rule: {redact(code)} (see `sbatchlint rules`)")
     click.echo(rule_page(rule), nl=False)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import options as option_table
-from . import secrets
+from . import redaction, secrets
 from . import shell
 from .model.launch import (
     ACCELERATE,
@@ -241,8 +241,8 @@ def _runner(source: Source, launch: Launch) -> Tuple[List[str], List[str]]:
 
 def _refuse_secrets(data: bytes) -> None:
     for secret in secrets.find(Source(data, "command")):
-        if secret.live and not secrets.is_placeholder(secret.value or ""):
-            what = f"{secret.kind} ({secrets.mask(secret.value)})" if secret.value else secret.kind
+        if secret.live and not redaction.is_placeholder(secret.value or ""):
+            what = f"{secret.kind} ({redaction.mask(secret.value)})" if secret.value else secret.kind
             env = secret.env or "the variable the tool reads"
             raise ConvertError(
                 f"the command holds a {what}: take it out and export {env} before sbatch instead"
@@ -646,7 +646,7 @@ def command_line(command: Optional[str], from_file: Optional[str], output: Optio
     import click
 
     def fail(message: str) -> int:
-        click.echo(f"sbatchlint convert: error: {secrets.redact(message)}", err=True)
+        click.echo(f"sbatchlint convert: error: {redaction.redact(message)}", err=True)
         return 2
 
     if command is not None and from_file is not None:

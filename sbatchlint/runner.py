@@ -69,9 +69,13 @@ class Job:
 
 
 def run_job(job: Job) -> FileResult:
-    """Lint (and maybe fix) one file. Never raises for a bad file: the reason is in ``error``."""
+    """Lint (and maybe fix) one file. Never raises for a bad file: the reason is in ``error``.
+
+    What the output must hide comes from the model the rules use (``secrets.found_in``); until
+    that model exists, and if it cannot be built, reading the file as text finds what to hide."""
     from .files import write_atomic
-    from .secrets import values as secret_values
+    from .redaction import text_scan
+    from .secrets import found_in
 
     try:
         if job.path == "-":
@@ -83,9 +87,12 @@ def run_job(job: Job) -> FileResult:
         return FileResult(job.display, error=str(err))
     result = FileResult(job.display, source)
     try:
-        result.secrets = secret_values(source)
+        original = source
+        _hide(result, source, text_scan(source))
+        model = build(source, job.options)
+        _hide(result, source, found_in(model))
         if job.apply or job.diff:
-            outcome = run_fix(source, job.options, unsafe=job.unsafe)
+            outcome = run_fix(source, job.options, unsafe=job.unsafe)  # lets the model go
             if outcome.data != source.data:
                 if job.diff:
                     result.diff = unified_diff(source, outcome.data, result)
@@ -96,8 +103,10 @@ def run_job(job: Job) -> FileResult:
                     result.fixed = outcome.applied
                     source = Source(outcome.data, job.display)
                     result.source = source
-                    result.secrets = secret_values(source)
-        model = build(source, job.options)
+                    _hide(result, source, text_scan(source))
+            model = build(source, job.options)  # the fixer let the first model go
+            if source is not original:
+                _hide(result, source, found_in(model))
         result.diagnostics = lint(source, job.options, model)
         if not is_python(source) and job.path != "-":
             from .python.entry import launched_python_files
@@ -110,6 +119,14 @@ def run_job(job: Job) -> FileResult:
     except Exception as err:  # a bug: report it for this file (without any secret) and go on
         result.error = result.redact(f"{job.display}: internal error: {type(err).__name__}: {err}")
     return result
+
+
+def _hide(result: FileResult, source: Source, found) -> None:
+    """Make ``found`` (the secrets of ``source``) what the outputs about ``result`` hide."""
+    from .redaction import values
+
+    result.secrets = values(source, found)
+    result.secret_spans = [secret.span for secret in found]
 
 
 def unified_diff(source: Source, new: bytes, result: FileResult) -> str:

@@ -1,22 +1,18 @@
-"""Secrets: where credential values sit in a file, which of them are live, and redaction.
+"""Secrets: where credential values sit in a shell script, which of them are live, and fixes.
 
-Two uses, one analysis:
+``scan(script)`` (memoised on the script) finds every secret value with the model: literals
+assigned to secret-named variables (plain, ``export``, ``declare -x``, ``local``, ``NAME=… cmd``
+prefixes, ``env NAME=…``), ``NAME=VALUE`` items in arguments (``--export=``, ``--container-env=``,
+``-e NAME=…``, Hydra-style ``wandb.api_key=…``), secret-named options (``--token VALUE``,
+``--hf-token=VALUE``), ``wandb login [--relogin] KEY``, the same inside ``bash -c`` strings,
+``#SBATCH --export=NAME=VALUE``, and known credential shapes anywhere. A secret is ``live`` when
+bash or sbatch acts on it; one in an ordinary comment is not live (SBL401 does not report it) but
+is still a secret: commented-out credentials are still credentials, so their values are redacted
+too. Comments, heredoc bodies and regions the parser could not read are scanned as text.
 
-- ``scan(script)`` (memoised on the script) finds every secret value with the model:
-  literals assigned to secret-named variables (plain, ``export``, ``declare -x``, ``local``,
-  ``NAME=… cmd`` prefixes, ``env NAME=…``), ``NAME=VALUE`` items in arguments (``--export=``,
-  ``--container-env=``, ``-e NAME=…``, Hydra-style ``wandb.api_key=…``), secret-named options
-  (``--token VALUE``, ``--hf-token=VALUE``), ``wandb login [--relogin] KEY``, the same inside
-  ``bash -c`` strings, ``#SBATCH --export=NAME=VALUE``, and known credential shapes anywhere
-  (Hugging Face, GitHub, GitLab, Slack tokens and webhook URLs, AWS access keys, ``sk-`` keys).
-  A secret is ``live`` when bash or sbatch acts on it; one in an ordinary comment is not live
-  (SBL401 does not report it) but is still a secret: commented-out credentials are still
-  credentials, so their values are redacted too.
-  Comments, heredoc bodies and regions the parser could not read are scanned as text.
-- ``find(source)`` / ``values(source)`` give the report layer every span and value to hide;
-  ``mask`` is the only form in which the tool prints one (first 3 characters and ``…``);
-  ``redact`` hides known values (also a fragment of 8 characters or more, in case an output
-  truncates one) and any credential shape in an arbitrary text.
+``found_in(model)`` is every secret of the file a model was built from (what its outputs must
+hide); ``find(source)`` builds a model to answer the same. What a credential looks like as text,
+and the masking itself, live in ``sbatchlint.redaction``, which reporters use without a model.
 
 Placeholders are not secrets: ``hf_your_token_here``, ``<YOUR_HF_TOKEN>``, ``changeme``,
 ``xxx…``, ``***``, empty values, and values the batch shell fills in (``$VAR``,
@@ -25,254 +21,31 @@ Placeholders are not secrets: ``hf_your_token_here``, ``<YOUR_HF_TOKEN>``, ``cha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from .diagnostics import Edit
+from .redaction import (
+    byte_shapes,
+    shape_matches,
+    Secret,
+    is_credential,
+    is_placeholder,
+    is_secret_name,
+    kind_of,
+    normalize_name,
+    secret_name_kind,
+    shape_of,
+    text_scan,
+    text_secrets,
+)
 from .source import Source, Span
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model.script import Script
     from .model.steps import Command
     from .model.values import Value
-
-# -- credential shapes -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Shape:
-    kind: str
-    pattern: str  # a regular expression; group "body" is the random part
-    env: str  # the variable such a credential conventionally lives in
-    classes: int  # how many of (upper, lower, digit) the body must mix to look random
-
-
-_GITLAB_BODY = r"[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*"
-
-SHAPES: Tuple[Shape, ...] = (
-    Shape("GitHub fine-grained token", r"(?<![A-Za-z0-9_])github_pat_(?P<body>[A-Za-z0-9_]{40,})", "GH_TOKEN", 2),
-    Shape("Hugging Face token", r"(?<![A-Za-z0-9_])hf_(?P<body>[A-Za-z0-9]{30,})", "HF_TOKEN", 2),
-    Shape("GitHub token", r"(?<![A-Za-z0-9_])gh[pousr]_(?P<body>[A-Za-z0-9]{30,})", "GH_TOKEN", 2),
-    Shape("AWS access key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)(?P<body>[A-Z0-9]{16})(?![A-Za-z0-9])", "AWS_ACCESS_KEY_ID", 1),
-    Shape("Anthropic API key", r"(?<![A-Za-z0-9_\-])sk-ant-(?P<body>[A-Za-z0-9_\-]{20,})", "ANTHROPIC_API_KEY", 3),
-    Shape("OpenAI-style API key", r"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?P<body>[A-Za-z0-9_\-]{20,})", "OPENAI_API_KEY", 3),
-    # GitLab: 20 URL-safe characters after the prefix; the newer "routable" tokens are longer and
-    # carry ``.``-separated parts (a CI job token may be a JWT). An instance-wide prefix may come
-    # before (``acme-glpat-…``): the match starts at the GitLab prefix.
-    Shape("GitLab access token", r"(?<![A-Za-z0-9_])glpat-(?P<body>%s)" % _GITLAB_BODY, "GITLAB_TOKEN", 2),
-    Shape("GitLab CI job token", r"(?<![A-Za-z0-9_])glcbt-(?P<body>%s)" % _GITLAB_BODY, "CI_JOB_TOKEN", 2),
-    Shape("GitLab deploy token", r"(?<![A-Za-z0-9_])gldt-(?P<body>%s)" % _GITLAB_BODY, "GITLAB_DEPLOY_TOKEN", 2),
-    Shape("GitLab runner token", r"(?<![A-Za-z0-9_])glrt-(?P<body>%s)" % _GITLAB_BODY, "GITLAB_RUNNER_TOKEN", 2),
-    # Slack: bot, user, workspace, legacy and refresh tokens (and ``xoxe.xoxp-`` configuration
-    # tokens); after the prefix a real one starts with a number (team, version) and a dash.
-    Shape("Slack token", r"(?<![A-Za-z0-9_])(?:xoxe\.)?xox[bpase]-(?P<body>[0-9]+-[A-Za-z0-9\-]{8,})", "SLACK_TOKEN", 2),
-    # A Slack incoming webhook: the path after the host is the secret (team, channel hook, key).
-    # No conventional variable holds only the path, so there is no automatic fix.
-    Shape(
-        "Slack webhook URL",
-        r"(?<=hooks\.slack\.com/services/)T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/(?P<body>[A-Za-z0-9]{16,})(?![A-Za-z0-9])",
-        "",
-        2,
-    ),
-)
-# Literal text every match of a shape contains: a scan is skipped when none is there (the
-# patterns start with a look-behind, so the regex engine itself cannot search for the literal).
-_SHAPE_HINTS = {
-    "GitHub fine-grained token": ("github_pat_",),
-    "Hugging Face token": ("hf_",),
-    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "AWS access key": ("AKIA", "ASIA"),
-    "Anthropic API key": ("sk-ant-",),
-    "OpenAI-style API key": ("sk-",),
-    "GitLab access token": ("glpat-",),
-    "GitLab CI job token": ("glcbt-",),
-    "GitLab deploy token": ("gldt-",),
-    "GitLab runner token": ("glrt-",),
-    "Slack token": ("xox",),  # one test for xoxb-, xoxp-, xoxa-, xoxs-, xoxe-
-    "Slack webhook URL": ("hooks.slack.com/services/",),
-}
-_SHAPE_TEXT = [(shape, re.compile(shape.pattern), _SHAPE_HINTS[shape.kind]) for shape in SHAPES]
-# One pass answers "could any shape be in this text?" before the per-shape checks: nearly every
-# value holds no hint at all, and one alternation costs less than a test per hint.
-_ANY_HINT = re.compile(
-    "|".join(re.escape(h) for h in sorted({h for hints in _SHAPE_HINTS.values() for h in hints}, key=len, reverse=True))
-)
-_SHAPE_BYTES = [
-    (shape, re.compile(shape.pattern.encode("ascii")), tuple(h.encode("ascii") for h in _SHAPE_HINTS[shape.kind]))
-    for shape in SHAPES
-]
-
-# Conventional names: the kind of credential a variable holds, for messages.
-NAMED_KINDS = {
-    "HF_TOKEN": "Hugging Face token",
-    "HUGGING_FACE_HUB_TOKEN": "Hugging Face token",
-    "HUGGINGFACE_TOKEN": "Hugging Face token",
-    "HF_HUB_TOKEN": "Hugging Face token",
-    "GH_TOKEN": "GitHub token",
-    "GITHUB_TOKEN": "GitHub token",
-    "WANDB_API_KEY": "W&B API key",
-    "AWS_SECRET_ACCESS_KEY": "AWS secret access key",
-    "AWS_SESSION_TOKEN": "AWS session token",
-    "OPENAI_API_KEY": "OpenAI API key",
-    "ANTHROPIC_API_KEY": "Anthropic API key",
-    "NGC_API_KEY": "NGC API key",
-    "GITLAB_TOKEN": "GitLab token",
-    "GITLAB_PRIVATE_TOKEN": "GitLab token",
-    "SLACK_TOKEN": "Slack token",
-    "SLACK_BOT_TOKEN": "Slack token",
-    "SLACK_USER_TOKEN": "Slack token",
-}
-
-# -- names -------------------------------------------------------------------------------------
-
-_NOT_A_SECRET_SUFFIX = re.compile(
-    r"_(?:FILE|FILES|PATH|DIR|DIRECTORY|FILENAME|NAME|ID|URL|URI|ENDPOINT|HOST|ENV|VAR|VARIABLE|TYPE|MODE|"
-    r"LENGTH|LEN|SIZE|COUNT|NUM|LIMIT|FLAG|ARN|REF|HELPER|PROVIDER|STORE|CMD|COMMAND|ARG|ARGS|SOURCE|"
-    r"METHOD|POLICY|FORMAT|HEADER|PREFIX|ROTATION|TTL|EXPIRY|EXPIRES|EXPIRATION)$"
-)
-_NOT_A_SECRET_PREFIX = re.compile(r"^(?:USE|ENABLE|DISABLE|NO|SKIP|REQUIRE|REQUIRES|HAS|IS|WITH|WITHOUT|NUM|MAX|MIN|N)_")
-# Tokenizer vocabulary entries, not credentials: PAD_TOKEN, EOS_TOKEN, IMAGE_TOKEN … (but
-# SLACK_BOT_TOKEN and SLACK_USER_TOKEN are Slack's own names for its credentials)
-_TOKENIZER_TOKEN = re.compile(
-    r"(?:^|_)(?<!SLACK_)(?:PAD|EOS|BOS|UNK|SEP|CLS|MASK|SPECIAL|IMAGE|IMG|AUDIO|VIDEO|START|END|STOP|BOT|EOT|EOD|"
-    r"NEW|FIM|MIDDLE|SUFFIX|PREFIX|THINK|TOOL|SYSTEM|USER|ASSISTANT|CHAT|VISION|PLACEHOLDER|ADDITIONAL|"
-    r"DECODER|ENCODER|MAX|MIN|NUM|N)_TOKEN$"
-)
-
-
-def normalize_name(name: str) -> str:
-    """``--hf-token`` → ``HF_TOKEN``; ``wandb.api_key`` → ``WANDB_API_KEY``."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper()
-
-
-@lru_cache(maxsize=4096)  # asked for every argument, option and variable name, many times
-def secret_name_kind(name: str) -> Optional[str]:
-    """"token", "key", "secret" or "password" for a secret-looking name, else None."""
-    n = normalize_name(name)
-    if not n or _NOT_A_SECRET_SUFFIX.search(n) or _NOT_A_SECRET_PREFIX.search(n):
-        return None
-    if n.endswith("TOKEN"):
-        return None if _TOKENIZER_TOKEN.search(n) else "token"
-    if re.search(r"(?:API_?KEY|ACCESS_KEY|PRIVATE_KEY|AUTH_KEY|SECRET_KEY)$", n):
-        return "key"
-    if "SECRET" in n:
-        return "secret"
-    if "PASSWORD" in n or "PASSWD" in n:
-        return "password"
-    return None
-
-
-def is_secret_name(name: str) -> bool:
-    return secret_name_kind(name) is not None
-
-
-# -- values ------------------------------------------------------------------------------------
-
-_PLACEHOLDER_WORDS = frozenset(
-    """none null nil undefined unset empty default test testing secret secrets token tokens password passwd pass
-    key apikey api_key api-key hidden masked redacted foo bar baz xyz abc abc123 string value true false yes no
-    on off changeme change_me change-me dummy placeholder example sample todo fixme tbd na n/a""".split()
-)
-_PLACEHOLDER_PARTS = re.compile(
-    r"your|change_?me|placeholder|redacted|example|dummy|replace_?(?:me|this|with)|insert_|enter_|put_your|"
-    r"fill_?in|_here$|-here$|x{4,}|\*{3,}|\.{3}|…|<|>|\{\{|\}\}",
-    re.IGNORECASE,
-)
-_KNOWN_PREFIX = re.compile(
-    r"^(?:hf_|gh[pousr]_|github_pat_|sk-(?:proj-|ant-|svcacct-|admin-)?|gl(?:pat|cbt|dt|rt)-|(?:xoxe\.)?xox[bpase]-)"
-)
-_CREDENTIAL_CHARS = re.compile(r"^[A-Za-z0-9_\-.+/=:~@!%^&*]+$")
-_VARIABLE_NAME_VALUE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-
-
-def is_placeholder(value: str) -> bool:
-    """A value written to be replaced, or one the shell fills in: never a secret."""
-    v = value.strip().strip("\"'")
-    if not v or v.startswith("$") or "${" in v or "$(" in v or "`" in v:
-        return True
-    if v.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER_PARTS.search(v):
-        return True
-    body = _KNOWN_PREFIX.sub("", v)
-    if not body or len(set(body.lower())) <= 2:
-        return True
-    if re.fullmatch(r"%[^%]+%|\[[^\]]*\]|\([^)]*\)", v):
-        return True
-    return False
-
-
-def _classes(text: str) -> int:
-    return sum(bool(re.search(pattern, text)) for pattern in ("[A-Z]", "[a-z]", "[0-9]"))
-
-
-def _shape_ok(shape: Shape, match) -> bool:
-    body = match.group("body")
-    if isinstance(body, bytes):
-        body = body.decode("ascii")
-    whole = match.group(0)
-    if isinstance(whole, bytes):
-        whole = whole.decode("ascii")
-    return _classes(body) >= shape.classes and not is_placeholder(whole)
-
-
-def shape_of(text: str) -> Optional[Shape]:
-    """The credential shape ``text`` is (entirely), or None."""
-    if _ANY_HINT.search(text) is None:
-        return None
-    for shape, pattern, hints in _SHAPE_TEXT:
-        if not any(hint in text for hint in hints):
-            continue
-        match = pattern.fullmatch(text)
-        if match and _shape_ok(shape, match):
-            return shape
-    return None
-
-
-def shapes_in(text: str) -> Iterator[Tuple[Shape, int, int]]:
-    if _ANY_HINT.search(text) is None:
-        return
-    for shape, pattern, hints in _SHAPE_TEXT:
-        if not any(hint in text for hint in hints):
-            continue
-        for match in pattern.finditer(text):
-            if _shape_ok(shape, match):
-                yield shape, match.start(), match.end()
-
-
-def is_credential(value: str, name_kind: Optional[str]) -> bool:
-    """Whether a literal assigned to a secret-named variable (or option) is a real credential."""
-    if is_placeholder(value):
-        return False
-    if shape_of(value) is not None:
-        return True
-    v = value
-    if v.startswith(("/", "~/", "./", "../")) or re.fullmatch(r"[+-]?\d+(?:\.\d+)?", v) and name_kind != "password":
-        return False
-    if name_kind in ("token", "key"):
-        return len(v) >= 8 and bool(_CREDENTIAL_CHARS.match(v)) and not _VARIABLE_NAME_VALUE.match(v)
-    return len(v) >= 4 and not any(ch.isspace() for ch in v)
-
-
-def mask(value: str) -> str:
-    """The only form in which a secret is printed: its first 3 characters and an ellipsis."""
-    return value[:3] + "…"
-
-
-# -- what scan() returns -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Secret:
-    span: Span  # the source bytes of the value
-    kind: str  # "Hugging Face token", "W&B API key", "secret", …
-    name: str = ""  # the variable, option or item it is given to, when there is one
-    value: str = ""  # the value as the shell sees it (may differ from the bytes: quotes, escapes)
-    live: bool = True  # bash or sbatch acts on it (False: a comment)
-    site: str = "token"  # assignment, env, item, option, export, wandb, directive, token, text, comment
-    env: str = ""  # the environment variable a fix refers to
-    edits: Tuple[Edit, ...] = ()  # the fix: the literal replaced by a reference to ``env``
-    how: str = ""  # what the fix does, in words (never the value)
-    in_task: bool = False  # inside a string run by the task's shell (``bash -c``)
 
 
 # -- scanning with the model ---------------------------------------------------------------------
@@ -512,17 +285,6 @@ def _literal(value: "Value", start: int, end: int) -> Optional[Tuple[str, Span, 
     return part.text, whole, exact
 
 
-def _kind(value: str, name: str) -> str:
-    shape = shape_of(value)
-    if shape is not None:
-        return shape.kind
-    normalized = normalize_name(name)
-    if normalized in NAMED_KINDS:
-        return NAMED_KINDS[normalized]
-    return {"token": "token", "key": "API key", "secret": "secret", "password": "password"}.get(
-        secret_name_kind(name) or "", "secret"
-    )
-
 
 def _env_for(name: str, value: str, own_variable: bool) -> str:
     """The environment variable a reference should name."""
@@ -560,7 +322,7 @@ class _Collector:
         how = ""
         if exact and env:
             edits, how = _replacement(self.script, span, env)
-        self.add(Secret(span, _kind(text, name), name, text, True, site, env, edits, how,
+        self.add(Secret(span, kind_of(text, name), name, text, True, site, env, edits, how,
                         _context(self.script, span).task is not None))
 
     def exported(self, value: "Value", name_start: int, start: int, end: int, name: str, option: str) -> None:
@@ -577,7 +339,7 @@ class _Collector:
         if exact and drop is not None and drop[2]:
             edits = (Edit.delete(drop[1]),)
             how = f"pass {name} by name (`{option}=…,{name}`): it is taken from the environment"
-        self.add(Secret(span, _kind(text, name), name, text, True, "export", name, edits, how))
+        self.add(Secret(span, kind_of(text, name), name, text, True, "export", name, edits, how))
 
 
 _ITEM = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)=(?P<value>[^,]*)")
@@ -823,17 +585,17 @@ def _scan(script: "Script") -> List[Secret]:
     for region in script.errors:
         text_regions.append((region, True, "text"))
     for region, live, site in text_regions:
-        for secret in _text_secrets(script.source, region, live, site):
+        for secret in text_secrets(script.source, region, live, site):
             if not any(s.span.overlaps(secret.span) for s in collector.found.values()):
                 collector.add(secret)
 
     # Known shapes anywhere else in the code.
     comments = [r for r, live, _ in text_regions if not live]
-    for shape, pattern, hints in _SHAPE_BYTES:
+    for shape, pattern, hints in byte_shapes():
         if not any(hint in data for hint in hints):
             continue
         for match in pattern.finditer(data):
-            if not _shape_ok(shape, match):
+            if not shape_matches(shape, match):
                 continue
             span = Span(match.start(), match.end())
             if any(s.span.contains(span) or s.span.overlaps(span) for s in collector.found.values()):
@@ -870,48 +632,9 @@ def _scan_directives(collector: _Collector, script: "Script") -> None:
                     drop = _literal(value, start - 1, position + item_bytes)
                     edits = (Edit.delete(drop[1]),) if drop is not None else ()
                     how = f"pass {name} by name: sbatch takes it from the submission environment"
-                    collector.add(Secret(literal[1], _kind(literal[0], name), name, literal[0], True, "directive",
+                    collector.add(Secret(literal[1], kind_of(literal[0], name), name, literal[0], True, "directive",
                                          name, edits, how))
             position += item_bytes + 1
-
-
-_TEXT_ASSIGNMENT = re.compile(
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[\"'\]]*[ \t]*(?:=|:[ \t])[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'`;,)}\]]+)"
-)
-_TEXT_WANDB = re.compile(r"wandb[ \t]+login(?:[ \t]+--[A-Za-z-]+)*[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"';]*)")
-_TEXT_OPTION = re.compile(r"--(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;,-][^\s\"'`;,]*)")
-
-
-def _text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterator[Secret]:
-    text = source.data[region.start : region.end].decode("utf-8", "replace")
-    if source.encoding != "utf-8":
-        text = source.data[region.start : region.end].decode("latin-1")
-
-    def span_of(start: int, end: int) -> Span:
-        prefix = len(text[:start].encode(source.encoding if source.encoding == "utf-8" else "latin-1"))
-        length = len(text[start:end].encode(source.encoding if source.encoding == "utf-8" else "latin-1"))
-        return Span(region.start + prefix, region.start + prefix + length)
-
-    for pattern in (_TEXT_ASSIGNMENT, _TEXT_OPTION):
-        for match in pattern.finditer(text):
-            name, value = match.group("name"), match.group("value")
-            if is_secret_name(name) and (is_credential(value, secret_name_kind(name))):
-                yield Secret(span_of(match.start("value"), match.end("value")), _kind(value, name), name, value, live, site)
-    for match in _TEXT_WANDB.finditer(text):
-        value = match.group("value")
-        if not is_placeholder(value) and len(value) >= 8:
-            yield Secret(span_of(match.start("value"), match.end("value")), "W&B API key", "WANDB_API_KEY", value, live, site)
-    for shape, start, end in shapes_in(text):
-        yield Secret(span_of(start, end), shape.kind, "", text[start:end], live, site)
-
-
-def text_scan(source: Source) -> List[Secret]:
-    """Secrets found by reading the whole file as text (Python files, or when the model fails)."""
-    found: Dict[Span, Secret] = {}
-    for secret in _text_secrets(source, Span(0, len(source.data)), True, "text"):
-        if not any(other.overlaps(secret.span) for other in found):
-            found[secret.span] = secret
-    return sorted(found.values(), key=lambda s: s.span)
 
 
 # -- secret variables (SBL402/SBL403) ------------------------------------------------------------
@@ -942,125 +665,33 @@ def _secret_variables(script: "Script") -> Set[str]:
 def is_secret_variable(script: "Script", name: Optional[str]) -> bool:
     return bool(name) and (is_secret_name(name) or name in secret_variables(script))  # type: ignore[arg-type]
 
-
-# -- the report layer's API ----------------------------------------------------------------------
-
-
-def find(source: Source) -> List[Secret]:
-    """Every secret span in a file (live or in comments): what outputs must never show.
-
-    Remembered on the source object: the report layer asks once per finding."""
-    cached = getattr(source, "_secrets_found", None)
-    if cached is not None and cached[0] is source.data:
-        return list(cached[1])
-    found = _find(source)
-    try:
-        source._secrets_found = (source.data, tuple(found))  # type: ignore[attr-defined]
-    except AttributeError:  # pragma: no cover - a source type without attributes
-        pass
-    return found
+# -- every secret of a file --------------------------------------------------------------------------
 
 
-def _find(source: Source) -> List[Secret]:
-    if source.path.endswith(".py"):
+def found_in(model) -> List[Secret]:
+    """Every secret span of the file ``model`` was built from (live or in comments): what outputs
+    about that file must never show. A Python module is read as text."""
+    script = model
+    source = script.source
+    if not hasattr(script, "values"):  # a Python module
         return text_scan(source)
     try:
-        from .model.script import Script
-
-        script = getattr(source, "_script", None)  # the model ``linter.build`` made of this source
-        if script is None or script.source is not source or script.data is not source.data:
-            script = Script(source)
-            try:
-                source._script = script  # type: ignore[attr-defined]  # ``linter.build`` may reuse it
-            except AttributeError:  # pragma: no cover - a source type without attributes
-                pass
         found = scan(script)
-    except Exception:  # the model failed on a strange file: fall back to reading it as text
+    except Exception:  # the analysis failed on a strange file: read it as text
         return text_scan(source)
     extra = [s for s in text_scan(source) if not any(f.span.overlaps(s.span) for f in found)]
     return sorted(list(found) + extra, key=lambda s: s.span)
 
 
-def values(source: Source) -> List[str]:
-    """The secret values of a file, as written and as the shell sees them, for ``redact``."""
-    out: List[str] = []
-    for secret in find(source):
-        for text in (source.text(secret.span), secret.value):
-            if text and text not in out:
-                out.append(text)
-    return out
+def find(source: Source) -> List[Secret]:
+    """Every secret span in a file, building its model (the runner asks ``found_in`` with the
+    model it lints instead)."""
+    if source.path.endswith(".py"):
+        return text_scan(source)
+    try:
+        from .model.script import Script
 
-
-FRAGMENT = 8  # a run of this many characters of a secret is hidden too (a truncated value)
-
-
-def redact(text: str, values: Sequence[str] = ()) -> str:
-    """``text`` with every secret value (or fragment of one) and every credential shape masked."""
-    if not text:
-        return text
-    secrets = sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
-    for value in secrets:
-        if value in text:
-            text = text.replace(value, mask(value))
-    covered = bytearray(len(text))
-    windows: Dict[int, Set[str]] = {}
-    for value in secrets:
-        body = _KNOWN_PREFIX.sub("", value)  # "github_pat_" alone is no secret
-        size = min(FRAGMENT, len(body))
-        if size >= 4:
-            windows.setdefault(size, set()).update(body[i : i + size] for i in range(len(body) - size + 1))
-    for size, fragments in windows.items():
-        for i in range(len(text) - size + 1):
-            if text[i : i + size] in fragments:
-                covered[i : i + size] = b"\x01" * size
-    for _shape, start, end in shapes_in(text):
-        covered[start:end] = b"\x01" * (end - start)
-    if not any(covered):
-        return text
-    out: List[str] = []
-    i = 0
-    while i < len(text):
-        if not covered[i]:
-            out.append(text[i])
-            i += 1
-            continue
-        j = i
-        while j < len(text) and covered[j]:
-            j += 1
-        out.append(mask(text[i:j]))
-        i = j
-    return "".join(out)
-
-
-class RedactingStream:
-    """A text stream that masks every secret it has been told about (and any credential shape)
-    in what is written to it: the last line of defence for every output format."""
-
-    def __init__(self, stream, values: Iterable[str] = ()) -> None:
-        self._stream = stream
-        self._values: List[str] = []
-        self.remember(values)
-
-    def remember(self, values: Iterable[str]) -> None:
-        for value in values:
-            if value not in self._values:
-                self._values.append(value)
-
-    def write(self, text: str) -> int:
-        return self._stream.write(redact(text, self._values))
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-
-def redacting_excepthook(stream: RedactingStream):
-    """A ``sys.excepthook`` that prints a crash's traceback with every secret ``stream`` knows masked."""
-
-    def hook(kind, error, tb) -> None:
-        import sys
-        import traceback
-
-        text = "".join(traceback.format_exception(kind, error, tb))
-        sys.stderr.write(redact(text, stream._values))
-
-    return hook
+        script = Script(source)
+    except Exception:  # the model failed on a strange file: read it as text
+        return text_scan(source)
+    return found_in(script)

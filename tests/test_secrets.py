@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from lintutil import fix_text, lint_text
-from sbatchlint import secrets
+from sbatchlint import redaction, secrets
 from sbatchlint.source import Source
 
 HF = "hf_" + "A1b2" * 9
@@ -53,6 +53,11 @@ ALL_TOKENS = [HF, GH, GHO, GH_FINE, AWS, AWS_SECRET, OPENAI, WANDB, PASSWORD] + 
 
 HEAD = "#!/bin/bash\n#SBATCH --nodes=1\n"
 REF = "${%s:?set %s in the environment before sbatch}"
+
+
+def hidden(source: Source):
+    """The values every output about ``source`` hides."""
+    return redaction.values(source, secrets.find(source))
 
 
 def ref(name: str) -> str:
@@ -180,16 +185,16 @@ def test_hardcoded_secret_silent(body):
 
 @pytest.mark.parametrize("token,kind", NEW_SHAPES, ids=[f"shape{i}" for i in range(len(NEW_SHAPES))])
 def test_gitlab_and_slack_shapes(token, kind):
-    shape = secrets.shape_of(token)
+    shape = redaction.shape_of(token)
     assert shape is not None and shape.kind == kind
     for before, after in (("", ""), ("x ", " y"), ('"', '"'), ("=", ";"), ("oauth2:", "@gitlab.com/g/p")):
         text = before + token + after
-        assert [(s.kind, text[a:b]) for s, a, b in secrets.shapes_in(text)] == [(kind, token)]
+        assert [(s.kind, text[a:b]) for s, a, b in redaction.shapes_in(text)] == [(kind, token)]
 
 
 def test_slack_webhook_shape_is_the_path():
     text = "curl -d done %s\n" % HOOK_URL
-    assert [(s.kind, text[a:b]) for s, a, b in secrets.shapes_in(text)] == [("Slack webhook URL", SLACK_HOOK)]
+    assert [(s.kind, text[a:b]) for s, a, b in redaction.shapes_in(text)] == [("Slack webhook URL", SLACK_HOOK)]
     (diagnostic,) = found("curl -s -d done %s\n" % HOOK_URL, "SBL401")
     source = Source((HEAD + "curl -s -d done %s\n" % HOOK_URL).encode())
     assert source.text(diagnostic.span) == SLACK_HOOK  # the host stays visible, the path is masked
@@ -211,27 +216,27 @@ def test_slack_webhook_shape_is_the_path():
     ],
 )
 def test_gitlab_and_slack_near_misses_are_no_shape(text):
-    assert list(secrets.shapes_in(text)) == []
+    assert list(redaction.shapes_in(text)) == []
 
 
 def test_slack_token_names_are_secret_names():
     # SLACK_BOT_TOKEN / SLACK_USER_TOKEN are credentials, not tokenizer entries like BOT_TOKEN
-    assert secrets.is_secret_name("SLACK_BOT_TOKEN") and secrets.is_secret_name("SLACK_USER_TOKEN")
-    assert not secrets.is_secret_name("BOT_TOKEN") and not secrets.is_secret_name("EOS_TOKEN")
+    assert redaction.is_secret_name("SLACK_BOT_TOKEN") and redaction.is_secret_name("SLACK_USER_TOKEN")
+    assert not redaction.is_secret_name("BOT_TOKEN") and not redaction.is_secret_name("EOS_TOKEN")
     assert found("export SLACK_BOT_TOKEN=$(cat ~/.slack)\necho $SLACK_BOT_TOKEN\n", "SBL402")
 
 
 def test_commented_gitlab_and_slack_tokens_are_redacted():
     body = "# export GITLAB_TOKEN=%s\n# notify: %s\n# %s\nsrun hostname\n" % (GITLAB, HOOK_URL, SLACK_BOT)
     source = Source((HEAD + body).encode())
-    values = secrets.values(source)
+    values = hidden(source)
     assert GITLAB in values and SLACK_HOOK in values and SLACK_BOT in values
     assert not [s for s in secrets.find(source) if s.live]
 
 
 def test_commented_secret_is_still_redacted():
     source = Source((HEAD + "# export HF_TOKEN=%s\n# wandb login %s\nsrun hostname\n" % (HF, WANDB)).encode())
-    values = secrets.values(source)
+    values = hidden(source)
     assert HF in values and WANDB in values
     assert not [s for s in secrets.find(source) if s.live]
 
@@ -341,7 +346,7 @@ def test_fixture_environment_secrets_clean():
 def test_fixture_template_placeholders():
     text = fixture("template_placeholders.sh")
     assert findings(text) == []
-    assert GH in secrets.values(Source(text.encode()))  # the commented-out token is still masked
+    assert GH in hidden(Source(text.encode()))  # the commented-out token is still masked
 
 
 # -- SBL402 secret-expanded-into-command ------------------------------------------------------------
@@ -476,26 +481,26 @@ def test_xtrace_reports_once_per_variable_and_region():
 
 def test_redact_masks_gitlab_and_slack_shapes_it_was_not_told_about():
     text = "clone with %s, post to %s, bot %s, job %s" % (GITLAB_ROUTABLE, HOOK_URL, SLACK_BOT, GITLAB_JOB_JWT)
-    redacted = secrets.redact(text)
+    redacted = redaction.redact(text)
     for token in (GITLAB_ROUTABLE, SLACK_HOOK, SLACK_BOT, GITLAB_JOB_JWT):
         assert token not in redacted and token[3:15] not in redacted
     assert "glp…" in redacted and "https://hooks.slack.com/services/T0F…" in redacted and "xox…" in redacted
 
 
 def test_mask_and_redact():
-    assert secrets.mask(HF) == "hf_…"
+    assert redaction.mask(HF) == "hf_…"
     text = f"token {HF} and half of it {HF[:20]} and a shape {GH}"
-    redacted = secrets.redact(text, [HF])
+    redacted = redaction.redact(text, [HF])
     assert HF not in redacted and HF[:20] not in redacted and GH not in redacted
     assert "hf_…" in redacted
-    assert secrets.redact("nothing here", [HF]) == "nothing here"
+    assert redaction.redact("nothing here", [HF]) == "nothing here"
 
 
 def test_redacting_stream():
     import io
 
     buffer = io.StringIO()
-    stream = secrets.RedactingStream(buffer)
+    stream = redaction.RedactingStream(buffer)
     stream.remember([PASSWORD])
     stream.write(f"a {PASSWORD} b\n")
     assert PASSWORD not in buffer.getvalue() and "Tr0…" in buffer.getvalue()
@@ -614,15 +619,75 @@ def test_an_internal_error_does_not_show_a_secret(monkeypatch, tmp_path):
 def test_a_crash_traceback_does_not_show_a_secret(capsys):
     import io
 
-    stream = secrets.RedactingStream(io.StringIO())
+    stream = redaction.RedactingStream(io.StringIO())
     stream.remember([HF])
-    hook = secrets.redacting_excepthook(stream)
+    hook = redaction.redacting_excepthook(stream)
     try:
         raise RuntimeError(f"unexpected value {HF}")
     except RuntimeError as err:
         hook(type(err), err, err.__traceback__)
     printed = capsys.readouterr().err
     assert "RuntimeError" in printed and HF not in printed and "hf_…" in printed
+
+
+def test_reporters_import_no_model():
+    # the output formats, the runner's redaction and the command line's streams read text only
+    code = (
+        "import sys\n"
+        "import sbatchlint.redaction, sbatchlint.report\n"
+        "from sbatchlint.report import FORMATS, formatter\n"
+        "for name in FORMATS: formatter(name)\n"
+        "loaded = [m for m in sys.modules if m.startswith(('sbatchlint.model', 'sbatchlint.secrets', "
+        "'sbatchlint.shell', 'sbatchlint.rules', 'tree_sitter', 'libcst'))]\n"
+        "print(loaded)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_every_format_renders_without_building_a_model(monkeypatch, tmp_path):
+    import io
+
+    from sbatchlint import runner
+    from sbatchlint.linter import Options
+    from sbatchlint.model import script as script_module
+    from sbatchlint.report import FORMATS, formatter
+
+    path = tmp_path / "job.sh"
+    path.write_text(E2E_SCRIPT)
+    result = runner.run_job(runner.Job(str(path), "job.sh", Options()))
+    assert result.error is None and result.diagnostics and result.secret_spans
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a reporter built a model")
+
+    monkeypatch.setattr(script_module.Script, "__init__", no_model)
+    for name in FORMATS:
+        out = io.StringIO()
+        formatter(name)([result], out)
+        text = out.getvalue()
+        for token in E2E_TOKENS:
+            assert token not in text and token[3:15] not in text, (name, token)
+        if name == "text":  # code frames show the source lines with each secret span masked
+            assert "export HF_TOKEN=hf_…" in text
+
+
+def test_redaction_before_the_model_is_built(monkeypatch, tmp_path):
+    # a model that cannot be built still leaves the run with every secret the text shows
+    from sbatchlint import runner
+    from sbatchlint.linter import Options
+
+    path = tmp_path / "job.sh"
+    path.write_text(E2E_SCRIPT)
+
+    def broken(source, options=None):
+        raise ValueError(f"cannot read {HF} or {GITLAB}")
+
+    monkeypatch.setattr(runner, "build", broken)
+    result = runner.run_job(runner.Job(str(path), "job.sh", Options()))
+    assert "internal error" in result.error
+    assert HF not in result.error and GITLAB not in result.error and "hf_…" in result.error
 
 
 # -- the whole-file pre-tests (a file with no secret-named word is not searched command by command)

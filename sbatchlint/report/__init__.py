@@ -1,12 +1,13 @@
 """Output formats. Each takes the run's ``FileResult`` list and writes text; none ever prints a
-secret's value: messages, code frames, fix contents and diffs go through ``secrets.redact``."""
+secret's value: messages, code frames, fix contents and diffs go through ``redaction.redact``, with the secret
+values and spans the runner found (reporters build no model)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 from ..diagnostics import Diagnostic, Severity
-from ..source import Source
+from ..source import Source, Span
 
 
 @dataclass
@@ -19,10 +20,11 @@ class FileResult:
     fixed_data: Optional[bytes] = None  # the fixed bytes (for stdin, printed instead of written)
     diff: Optional[str] = None  # with --diff: the unified diff of the fixes
     secrets: List[str] = field(default_factory=list)  # secret values to redact from output
+    secret_spans: List[Span] = field(default_factory=list)  # where they are in ``source`` (masked in code frames)
     launched: List[str] = field(default_factory=list)  # Python files the script's steps launch (to lint too)
 
     def redact(self, text: str) -> str:
-        from ..secrets import redact
+        from ..redaction import redact
 
         return redact(text, self.secrets) if self.secrets else text
 

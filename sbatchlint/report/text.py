@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from . import summarize
 from ..diagnostics import Severity
-from ..secrets import find as find_secrets, mask
+from ..redaction import mask
 
 CONTEXT = 1
 COLORS = {"error": "31", "warning": "33", "info": "36", "bold": "1", "dim": "2", "cyan": "36", "green": "32"}
@@ -62,7 +62,7 @@ def _display_line(source, number: int, secret_spans) -> tuple:
 
 def frame(result, d, color: bool) -> str:
     source = result.source
-    secret_spans = [s.span for s in find_secrets(source)] if result.secrets else []
+    secret_spans = result.secret_spans if result.secrets else []
     line, column = source.position(d.span.start)
     end_line = source.line_of(max(d.span.start, d.span.end - 1)) if d.span.end > d.span.start else line
     severity = d.severity.value

@@ -1,7 +1,7 @@
 """SBL401–SBL403: credentials written into the script, expanded into command lines, or traced.
 
-Detection lives in ``sbatchlint.secrets`` (shared with redaction); these rules only decide what
-to report. No message, label, help or fix description ever contains a secret's value: at most
+Detection lives in ``sbatchlint.secrets`` (with the model) and ``sbatchlint.redaction`` (text);
+these rules only decide what to report. No message, label, help or fix description ever contains a secret's value: at most
 its masked form (first 3 characters and ``…``) and the variable's name.
 """
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
-from ..secrets import TaskString, expansion_name, is_secret_variable, mask, scan, task_strings
+from ..redaction import mask
+from ..secrets import TaskString, expansion_name, is_secret_variable, scan, task_strings
 from ..source import Span
 from .base import Bad, Good, Rule, clean
 
