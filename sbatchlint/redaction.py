@@ -176,7 +176,9 @@ _VARIABLE_NAME_VALUE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 def is_placeholder(value: str) -> bool:
     """A value written to be replaced, or one the shell fills in: never a secret."""
     v = value.strip().strip("\"'")
-    if not v or v.startswith("$") or "${" in v or "$(" in v or "`" in v:
+    # ``\$WANDB_API_KEY`` (escaped for the task's shell, as SBL402's fix writes it) is a reference
+    # too: the name of a variable, not its value
+    if not v or v.lstrip("\\").startswith("$") or "${" in v or "$(" in v or "`" in v:
         return True
     if v.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER_PARTS.search(v):
         return True

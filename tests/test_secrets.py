@@ -601,6 +601,30 @@ def test_no_output_ever_shows_a_secret(tmp_path):
         _assert_clean(_run(args, tmp_path), " ".join(args[:1]))
 
 
+def test_variable_names_are_not_masked_after_the_escape_fix(tmp_path):
+    # SBL402's fix escapes the batch shell's expansions in a task string (`\$WANDB_API_KEY`):
+    # that is a variable's name for the task's shell, not a value, and outputs print it as it is
+    script = tmp_path / "job.sh"
+    script.write_text(
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+        "export WANDB_API_KEY=$(cat ~/.wandb_key)\nexport DB_PASSWORD=$(cat ~/.db)\n"
+        'srun --kill-on-bad-exit=1 bash -c "export DB_PASSWORD=$DB_PASSWORD; wandb login $WANDB_API_KEY && python train.py"\n'
+        'echo "key: $WANDB_API_KEY"\n'
+    )
+    done = _run([str(script), "--fix"], tmp_path)
+    fixed = script.read_text()
+    assert "wandb login \\$WANDB_API_KEY" in fixed and "DB_PASSWORD=\\$DB_PASSWORD" in fixed
+    for args in ([], ["--output-format", "json"], ["--diff", "--unsafe-fixes"]):
+        done = _run([str(script), *args], tmp_path)
+        output = done.stdout + done.stderr
+        assert "WANDB_API_KEY" in output, args
+        for masked in ("WAN…", "$WA…", "\\$W…", "DB_…", "\\$D…"):
+            assert masked not in output, (args, masked)
+    done = _run([str(script)], tmp_path)
+    assert "prints $WANDB_API_KEY into the job log" in done.stdout
+    assert 'srun --kill-on-bad-exit=1 bash -c "export DB_PASSWORD=\\$DB_PASSWORD; wandb login \\$WANDB_API_KEY' in done.stdout
+
+
 def test_an_internal_error_does_not_show_a_secret(monkeypatch, tmp_path):
     from sbatchlint import runner
     from sbatchlint.linter import Options
