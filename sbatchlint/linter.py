@@ -74,6 +74,7 @@ def build(source: Source, options: Optional[Options] = None):
 
 
 SUPPRESSION_RULES = ("SBL900", "SBL901")
+TEMPLATE_RULE = "SBL015"
 
 
 def lint(source: Source, options: Optional[Options] = None, model=None) -> List[Diagnostic]:
@@ -126,6 +127,12 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
     rules = registry.all_rules()
     diagnostics: List[Diagnostic] = []
     selected = _selected(rules, language, options.selection)
+    if language == "shell":
+        from .model.kind import template_evidence
+
+        if template_evidence(model) is not None:
+            # a template for another tool: one finding says so, no rule checks it as a job
+            selected = [rule for rule in selected if rule.code == TEMPLATE_RULE]
     for rule in selected:
         diagnostics.extend(rule.check(model))
     if language == "shell":

@@ -47,3 +47,23 @@ def test_fixes_in_bodies_only_where_the_outer_shell_leaves_the_text_alone():
     # the quoted body (<<'END') is fixed; the unquoted one is left as it is
     assert "#SBATCH --nodes=2\n#SBATCH --time=00:30:00\nset -x\nsrun hostname\n" in fixed
     assert "module load cuda\n#SBATCH --exclusive\n" in fixed
+
+
+# -- templates for other tools (SBL015) ------------------------------------------------------
+def test_format_fields_in_the_header_make_a_template_with_one_finding():
+    assert found(fixture("format_template.sh")) == [("SBL015", 2)]
+
+
+def test_jinja_tags_make_a_template():
+    assert found(fixture("jinja_template.sh")) == [("SBL015", 2)]
+
+
+def test_a_template_file_name_is_evidence_of_its_own():
+    (finding,) = lint_text("#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n", path="job.sbatch.j2")
+    assert finding.code == "SBL015" and "file name" in finding.message
+
+
+def test_dollar_variables_and_quoted_braces_are_no_evidence():
+    codes = [code for code, _ in found(fixture("job_with_dollar_directive.sh"), ["SBL0"])]
+    assert "SBL015" not in codes
+    assert "SBL006" in codes and "SBL009" in codes  # the job's real mistakes stay

@@ -5,6 +5,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.bash import bash_syntax_error
+from ..model.kind import template_evidence
 from ..registry import register
 from ..source import Span
 from .base import Bad, Good, Rule, clean
@@ -322,3 +323,75 @@ class MalformedDirective(Rule):
                 else:
                     fix = Fix.unsafe("rewrite it as an `#SBATCH` directive", edit)
             yield self.report(script, item.span, description, fix, label="ignored by sbatch")
+
+
+@register
+class TemplateFile(Rule):
+    code = "SBL015"
+    name = "template-file"
+    severity = Severity.INFO
+    summary = "The file is a template for another tool (Jinja, `{name}` fields): it is not checked as a job."
+    what = """
+        Recognises a file that another tool fills in before it becomes a job script: a Jinja tag
+        (`{{ nodes }}`, `{% if … %}`) outside quotes, comments and here-documents, a `{name}`
+        field in an `#SBATCH` line (Python's `str.format`), or a template file name (`.j2`,
+        `.jinja`, `.tmpl`, `.tpl`, `.template`). It reports the file once, and no other rule
+        checks it. A `$VAR` in a directive is not such evidence: sbatch does not expand it, so in
+        a job script it is a real mistake (SBL006); a placeholder such as `<ACCOUNT>` in a job
+        stays SBL009.
+    """
+    why = """
+        A template is not what sbatch will read: its directives hold fields the generating tool
+        replaces, so checking it as a job reports every field as an invalid value, an unknown
+        option or a late directive. One finding says why the file was not checked instead.
+    """
+    fix_safety = "There is no fix: lint the script the tool generates."
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes={nodes}
+                #SBATCH --time={time_limit}
+                srun python train.py
+                """
+            ),
+            contains="template",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                {% for step in steps %}
+                srun python {{ step }}.py
+                {% endfor %}
+                """
+            ),
+            title="Jinja tags",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                docker_format='{{.State.Status}}'
+                echo "${HOME}"
+                srun python train.py --name "run-{epoch}"
+                """
+            ),
+            title="braces in quotes are text",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        evidence = template_evidence(script)
+        if evidence is None:
+            return
+        yield self.report(
+            script,
+            evidence.span,
+            f"this file is a template for another tool ({evidence.what}): it is not checked as a job script",
+            label="template",
+            help="lint the script the tool generates from it",
+        )

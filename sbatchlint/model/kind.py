@@ -1,0 +1,70 @@
+"""What kind of file this is: a batch job, a template that another tool fills in, or another
+shell file.
+
+A template is recognised only on evidence bash cannot produce: a ``{{ … }}`` or ``{% … %}``
+(Jinja) outside quotes, comments and here-documents, a ``{name}`` field (Python's
+``str.format``, ``string.Template``'s braces) in an ``#SBATCH`` line, or a template file name.
+A ``$VAR`` in a directive is no evidence: it is a real mistake in a job (sbatch does not expand
+it).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from .. import shell
+from ..source import Span
+
+TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tmpl", ".tpl", ".template")
+_JINJA = re.compile(rb"\{\{|\{%")
+_FIELD = re.compile(r"(?<![$\\])\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}")
+_QUOTED = frozenset({"string", "raw_string", "ansi_c_string", "heredoc_body", "comment", "translated_string"})
+
+
+@dataclass(frozen=True)
+class TemplateEvidence:
+    span: Span  # what shows it (an empty span at 0 for the file name)
+    what: str  # "a Jinja tag", "a {name} field in an #SBATCH line", "its file name"
+
+
+def template_evidence(script) -> Optional[TemplateEvidence]:
+    """Why this file is a template for another tool, or None when it is not one."""
+    return script.derived("kind.template", _template)
+
+
+def _template(script) -> Optional[TemplateEvidence]:
+    path = script.source.path.lower()
+    if path.endswith(TEMPLATE_SUFFIXES):
+        return TemplateEvidence(Span(0, 0), "its file name")
+    header = script.header
+    for directive_line, directives in header.lines.items():
+        text = header.line_text(directive_line)
+        match = _FIELD.search(text)
+        if match is not None:
+            start = script.source.line_span(directive_line).start
+            before = len(text[: match.start()].encode(script.source.encoding, errors="replace"))
+            length = len(match.group(0).encode(script.source.encoding, errors="replace"))
+            return TemplateEvidence(Span(start + before, start + before + length), "a `{name}` field in an `#SBATCH` line")
+    data = script.data
+    if b"{{" not in data and b"{%" not in data:
+        return None
+    root = script.root
+    for match in _JINJA.finditer(data):
+        at = match.start()
+        if at > 0 and data[at - 1 : at] == b"$":
+            continue  # ${{…}}: not bash, but not Jinja either
+        node = root.descendant_for_byte_range(at, at + 2)
+        if node is None:
+            continue
+        if node.type in _QUOTED or any(a.type in _QUOTED for a in shell.ancestors(node)):
+            continue
+        if any(a.type == "expansion" for a in shell.ancestors(node)) or node.type == "expansion":
+            continue
+        end = data.find(b"}}" if match.group(0) == b"{{" else b"%}", at)
+        end = end + 2 if end >= 0 else at + 2
+        line_end = data.find(b"\n", at)
+        if line_end >= 0 and end > line_end:
+            end = line_end
+        return TemplateEvidence(Span(at, end), "a Jinja tag")
+    return None
