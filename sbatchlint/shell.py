@@ -35,6 +35,9 @@ _PARSER: Optional[Parser] = None
 RESERVED_WORDS = frozenset(
     "if then else elif fi do done case esac while until for in function select time { } ! [[ ]]".split()
 )
+# Reserved words the grammar reads as a command name and the model reads right: ``time cmd …``
+# times the command it prefixes, which the model treats as a wrapper running ``cmd``.
+_READ_AS_COMMANDS = frozenset({"time"})
 _WHITESPACE = b" \t\r\n"
 # Bytes that end an unquoted shell word: a bare ``$`` before one of them (or at the end) is literal.
 _WORD_BREAK = frozenset(b" \t\r\n;&|()<>")
@@ -55,6 +58,12 @@ def parse(data: bytes) -> Tree:
     """The tree of a script or of a string a shell runs, with the glued-assignment trap undone
     (see the module docstring): nodes' offsets are offsets into ``data`` either way."""
     tree = parser().parse(data)
+    if tree.root_node.has_error and b"#" in data and b"$((" in data:
+        based = _without_bases(data)
+        if based is not None:
+            fixed = parser().parse(based)
+            if not fixed.root_node.has_error:
+                data, tree = based, fixed
     if b"=" not in data:
         return tree
     unglued = _unglued(data, tree)
@@ -64,6 +73,27 @@ def parse(data: bytes) -> Tree:
     if fixed.root_node.has_error and not tree.root_node.has_error:
         return tree  # never trade a clean tree for a broken one
     return fixed
+
+
+# ``10#$x`` in arithmetic: bash reads the number in base 10; the grammar cannot read ``#`` there.
+_BASE = re.compile(rb"(?<=[(\s+*/%,=<>!&|^-])[0-9]{1,2}#(?=[$0-9A-Za-z_{])")
+
+
+def _without_bases(data: bytes) -> Optional[bytes]:
+    """``data`` with each arithmetic base prefix (``10#``) inside ``$(( … ))`` blanked (same
+    offsets; a base-10 prefix changes no value); None when there is none."""
+    patched = bytearray(data)
+    changed = False
+    start = data.find(b"$((")
+    while start >= 0:
+        end = data.find(b"))", start)
+        if end < 0:
+            break
+        for match in _BASE.finditer(data, start + 3, end):
+            patched[match.start() : match.end()] = b" " * (match.end() - match.start())
+            changed = True
+        start = data.find(b"$((", end)
+    return bytes(patched) if changed else None
 
 
 # A second assignment after a first one's value (the blank between them may continue the line):
@@ -246,7 +276,8 @@ def error_regions(tree: Tree, data: bytes, index: Optional[NodeIndex] = None) ->
             regions.append(_region(node, data))
         elif node.type == "command_name":
             text = data[node.start_byte : node.end_byte].strip()
-            if text.decode("latin-1") in RESERVED_WORDS:
+            word = text.decode("latin-1")
+            if word in RESERVED_WORDS and word not in _READ_AS_COMMANDS:
                 command = node.parent or node
                 regions.append(_region(command, data))
     return _merge(regions)

@@ -67,3 +67,30 @@ def test_dollar_variables_and_quoted_braces_are_no_evidence():
     codes = [code for code, _ in found(fixture("job_with_dollar_directive.sh"), ["SBL0"])]
     assert "SBL015" not in codes
     assert "SBL006" in codes and "SBL009" in codes  # the job's real mistakes stay
+
+
+# -- what the parser reads, and what it leaves (SBL001 / SBL016) ------------------------------
+def test_time_prefix_and_arithmetic_bases_are_read():
+    text = fixture("timed_steps.sh")
+    assert found(text, ["SBL001", "SBL016"]) == []
+    from sbatchlint.model.script import Script
+    from sbatchlint.source import Source
+
+    script = Script(Source(text.encode(), "job.sh"))
+    assert script.errors == []
+    assert len(script.steps) == 2  # both srun steps behind `time` are seen
+
+
+def test_valid_bash_the_parser_cannot_read_is_information_not_an_error():
+    import shutil
+
+    import pytest
+
+    if shutil.which("bash") is None:
+        pytest.skip("needs bash -n")
+    text = '#!/bin/bash\n#SBATCH --nodes=1\nif [ $DATA/shard_$RANK.bin = "$X" ]; then\n  srun hostname\nfi\n'
+    (finding,) = lint_text(text, ["SBL0"])
+    assert finding.code == "SBL016" and finding.severity.value == "info"
+    assert "not analysed" in finding.message
+    broken = '#!/bin/bash\n#SBATCH --nodes=1\nif [ -n "$X" ]; then\n  srun hostname\n'
+    assert [d.code for d in lint_text(broken, ["SBL0"])] == ["SBL001"]

@@ -21,3 +21,9 @@ def bash_syntax_error(data: bytes) -> Tuple[Optional[bool], Optional[str]]:
         return True, None
     message = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
     return False, message[0].replace("/dev/stdin: ", "") if message else "syntax error"
+
+
+
+def verdict(script) -> Tuple[Optional[bool], Optional[str]]:
+    """``bash_syntax_error`` of the script, asked once (only for a script with unread regions)."""
+    return script.derived("bash.verdict", lambda s: bash_syntax_error(s.data))

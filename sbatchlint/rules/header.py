@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model.bash import bash_syntax_error
+from ..model.bash import verdict
 from ..model.kind import template_evidence
 from ..registry import register
 from ..source import Span
@@ -22,8 +22,8 @@ class ShellSyntaxError(Rule):
         installed, `bash -n` is asked as well and its message is quoted. A region the parser
         could not read is reported as not checked: none of the other rules looked inside it, so
         silence there does not mean the lines are correct. When `bash -n` accepts the script,
-        the region is valid bash that this parser cannot read (a few rare spellings such as
-        `[ $A/b_$B.c = x ]`): it is still reported as not checked, as a warning, not an error.
+        the region is valid bash that this parser cannot read: that is SBL016's information,
+        not an error of the script.
     """
     why = """
         sbatch accepts a script with a syntax error; bash only discovers it when the job starts,
@@ -60,17 +60,14 @@ class ShellSyntaxError(Rule):
         regions: List[Span] = script.errors
         if not regions:
             return
-        accepted, complaint = bash_syntax_error(script.data)
+        accepted, complaint = verdict(script)
+        if accepted:
+            return  # valid bash this parser cannot read: SBL016
         source = script.source
         for region in regions:
             first, last = source.line_of(region.start), source.line_of(max(region.start, region.end - 1))
             where = f"line {first}" if first == last else f"lines {first}-{last}"
             verb = "was" if first == last else "were"
-            if accepted:
-                # valid bash that this parser cannot read: still not checked, but no error
-                message = f"bash accepts {where}, but {'it' if first == last else 'they'} could not be parsed here and {verb} not checked"
-                yield self.report(script, region, message, label="not parsed", severity=Severity.WARNING)
-                continue
             if complaint:
                 message = f"bash: {complaint}; {where} could not be parsed and {verb} not checked"
             else:
@@ -395,3 +392,64 @@ class TemplateFile(Rule):
             label="template",
             help="lint the script the tool generates from it",
         )
+
+
+@register
+class RegionNotAnalysed(Rule):
+    code = "SBL016"
+    name = "region-not-analysed"
+    severity = Severity.INFO
+    summary = "Valid bash the parser cannot read: that region of the script was not checked."
+    what = """
+        Reports each region of a script that `bash -n` accepts but that this linter's parser
+        could not read, so that no rule looked inside it. It is information about the linter's
+        limits, not a mistake in the script; a script bash itself rejects is SBL001's. Without
+        `bash` on the machine such regions are reported by SBL001.
+    """
+    why = """
+        Silence inside a region nobody read does not mean the lines are correct: a late
+        `#SBATCH`, a per-task variable in the wrong shell or a misplaced launcher there goes
+        unreported. Knowing which lines were skipped tells the reader what to check by hand.
+    """
+    fix_safety = "There is nothing to fix in the script."
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                if [ $DATA/shard_$RANK.bin = "$EXPECTED" ]; then
+                  srun hostname
+                fi
+                """
+            ),
+            title="a test word the parser cuts",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                time srun python train.py
+                step=$((10#$SLURM_ARRAY_TASK_ID + 1))
+                echo "$step"
+                """
+            ),
+            title="forms the model reads",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        regions: List[Span] = script.errors
+        if not regions:
+            return
+        accepted, _ = verdict(script)
+        if not accepted:
+            return
+        source = script.source
+        for region in regions:
+            first, last = source.line_of(region.start), source.line_of(max(region.start, region.end - 1))
+            where = f"line {first}" if first == last else f"lines {first}-{last}"
+            verb = "was" if first == last else "were"
+            message = f"bash accepts {where}, but {'it' if first == last else 'they'} could not be parsed here and {verb} not analysed"
+            yield self.report(script, region, message, label="not analysed")
