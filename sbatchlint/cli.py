@@ -1,4 +1,4 @@
-"""The ``sbatchlint`` command: ``check`` (the default), ``rules``, ``explain``."""
+"""The ``sbatchlint`` command: ``check`` (the default), ``rules``, ``explain``, ``diagnose``."""
 from __future__ import annotations
 
 import os
@@ -217,6 +217,17 @@ def explain(code) -> None:
 
         raise click.UsageError(f"unknown rule: {redact(code)} (see `sbatchlint rules`)")
     click.echo(rule_page(rule), nl=False)
+
+
+@main.command("diagnose")
+@click.argument("logs", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--job-script", type=click.Path(dir_okay=False), help="Also show this script's findings that explain the failure.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def diagnose_command(logs, job_script, output_format) -> None:
+    """Explain a failed job from its log(s): the first failing task, its cause, the fix ('-' reads stdin)."""
+    from .diagnose.command import command_line
+
+    sys.exit(command_line(list(logs), job_script, output_format, color=use_color(sys.stdout)))
 
 
 @main.command("convert")

@@ -28,6 +28,7 @@ from ..model.launch import (
     literal_span,
 )
 from ..model.steps import Step
+from ..parallelism import expert_group
 from ..registry import register
 from .. import shell
 from ..shell import ancestors
@@ -1096,12 +1097,7 @@ class ParallelismDoesNotDivide(Rule):
         if dense and world % dense:
             return f"TP·PP·CP = {tp}·{pp}·{cp} = {dense} (DP would be {world}/{dense} = {world / dense:.2f})"
         if "ep" in sizes or "etp" in sizes:
-            # ETP defaults to TP in Megatron; when it is not given, only EP·PP is certain
-            ep = sizes.get("ep", 1)
-            names, factors = (["ETP", "EP", "PP"], [sizes["etp"], ep, pp]) if "etp" in sizes else (["EP", "PP"], [ep, pp])
-            expert = 1
-            for factor in factors:
-                expert *= factor
+            names, factors, expert = expert_group(sizes)
             if expert and world % expert:
                 product_text = "·".join(names) + " = " + "·".join(str(f) for f in factors) + f" = {expert}"
                 return f"{product_text} (DP = {world}/{dense} = {world // dense}, but the expert layers need {expert} to divide {world})"

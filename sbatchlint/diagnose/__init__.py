@@ -1,0 +1,123 @@
+"""``sbatchlint diagnose``: from a failed multi-node job's log to its cause.
+
+Reading (:mod:`.reader`) streams each log once through a prefilter; :mod:`.events` turns the
+candidate lines into events; :mod:`.analysis` finds the first failure and its cause;
+:mod:`.render` prints text or JSON. :mod:`.catalog` lists every diagnosis (documented in
+``diagnoses/``). A second, targeted pass over a log runs only when the first leaves a question
+open (what rank 0 was doing, the MoE sizes behind an out-of-memory, a message without an
+exception), and only for inputs that can be read again (not stdin).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import BinaryIO, List, Optional
+
+from . import lines as L
+from .analysis import Finding, Verdict, analyse
+from .events import Collector
+from .job import JobRecord
+from .reader import PREFILTER, SECOND_PASS, InputError, Log, scan
+
+__all__ = ["InputError", "Diagnosis", "diagnose"]
+
+SECOND_PASS_FOR = {"cuda-out-of-memory", "rank0-unreachable", "nccl-watchdog-timeout", "task-failed",
+                   "command-not-found", "python-exception"}
+
+
+@dataclass
+class LogInfo:
+    path: str
+    lines: int = 0
+    bytes: int = 0
+    exists: bool = True
+
+
+@dataclass
+class Diagnosis:
+    verdict: Verdict
+    logs: List[LogInfo]
+    lint: List[dict] = field(default_factory=list)
+    second_pass: bool = False
+
+
+def diagnose(paths: List[str], stdin: Optional[BinaryIO] = None, job: Optional[JobRecord] = None) -> Diagnosis:
+    """Read the logs of one job and explain its failure. Raises InputError for bad input."""
+    missing = _missing_log_directory(paths)
+    if missing is not None:
+        return missing
+    collector = Collector()
+    logs = [Log(path, index, stdin) for index, path in enumerate(paths)]
+    infos = []
+    for log in logs:
+        collector.log = log.index
+        handle = log.open()
+        try:
+            count, size, tail = scan(handle, collector, PREFILTER)
+        finally:
+            if handle is not stdin:
+                handle.close()
+        infos.append(LogInfo(log.path, count, size))
+        _look_at_the_end(collector, log.index, count, tail)
+    verdict = analyse(collector, job)
+    again = False
+    primary = verdict.findings[0].id if verdict.findings else None
+    if (not verdict.found or primary in SECOND_PASS_FOR) and all(log.rereadable for log in logs):
+        for log in logs:
+            collector.log = log.index
+            handle = log.open()
+            try:
+                scan(handle, collector.second, SECOND_PASS)
+            finally:
+                handle.close()
+        verdict = analyse(collector, job)
+        again = True
+    elif not verdict.found and not all(log.rereadable for log in logs):
+        verdict.notes.append("stdin is read once: the messages a second look would find (command not found, "
+                             "what rank 0 was doing) were not searched for")
+    return Diagnosis(verdict, infos, second_pass=again)
+
+
+def _missing_log_directory(paths: List[str]) -> Optional[Diagnosis]:
+    """No log at all, in a directory that does not exist: the job failed at launch (0:53)."""
+    absent = [p for p in paths if p != "-" and not os.path.exists(p)]
+    if not absent:
+        return None
+    no_directory = [p for p in absent if not os.path.isdir(os.path.dirname(p) or ".")]
+    if len(no_directory) != len(paths):
+        raise InputError(f"{absent[0]}: no such file")
+    directory = os.path.dirname(no_directory[0])
+    finding = Finding(
+        "missing-output-directory",
+        f"there is no log: its directory {directory}/ does not exist, so Slurm could not open the job's "
+        "output file and failed the job at launch (JobLaunchFailure, exit code 0:53)",
+        [], primary=True)
+    text = finding.cause[0].upper() + finding.cause[1:]
+    verdict = Verdict(text, True, None, [], "", [finding], [], [], [], None)
+    return Diagnosis(verdict, [LogInfo(p, exists=False) for p in paths])
+
+
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
+
+
+def _look_at_the_end(collector: Collector, log: int, count: int, tail: bytes) -> None:
+    """A log that stops inside a traceback: the failing rank's error is missing."""
+    lines = tail.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    lines = lines[-40:]
+    start = count - len(lines) + 1
+    last_traceback = None
+    for offset, raw in enumerate(lines):
+        text = L.clean(raw)
+        origin, body = L.split_origin(text)
+        if _TRACEBACK.search(body):
+            last_traceback = (offset, origin, text)
+        elif last_traceback is not None and origin.key() == last_traceback[1].key():
+            stripped = body.strip()
+            if stripped and not stripped.startswith(("File ", "^", "~")) and not body.startswith("  "):
+                last_traceback = None  # the exception line (or other output) came
+    if last_traceback is not None:
+        offset, origin, text = last_traceback
+        collector.tail_traceback = L.Line(log, start + offset, text, text, origin, None)
