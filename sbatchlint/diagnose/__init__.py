@@ -22,8 +22,29 @@ from .reader import PREFILTER, SECOND_PASS, InputError, Log, scan
 
 __all__ = ["InputError", "Diagnosis", "diagnose"]
 
-SECOND_PASS_FOR = {"cuda-out-of-memory", "rank0-unreachable", "nccl-watchdog-timeout", "task-failed",
-                   "command-not-found", "python-exception"}
+
+
+def _questions(verdict: Verdict) -> set:
+    """What a second look at the logs should find out, if anything."""
+    primary = verdict.findings[0].id if verdict.findings else None
+    if primary is None:
+        return {"messages", "world"}
+    if primary in ("cuda-out-of-memory",):
+        return {"sizes"}
+    if primary in ("rank0-unreachable", "nccl-watchdog-timeout"):
+        return {"rank0"}
+    if primary in ("task-failed", "command-not-found"):
+        return {"messages"}
+    return set()
+
+
+def _first_line(verdict: Verdict):
+    """(log, line) of the first failure's earliest evidence: rank 0's lines after it do not matter."""
+    first = verdict.first
+    if first is None:
+        return None
+    lines = [(e.line.log, e.line.number) for e in first.events]
+    return min(lines) if lines else None
 
 
 @dataclass
@@ -62,13 +83,16 @@ def diagnose(paths: List[str], stdin: Optional[BinaryIO] = None, job: Optional[J
         _look_at_the_end(collector, log.index, count, tail)
     verdict = analyse(collector, job)
     again = False
-    primary = verdict.findings[0].id if verdict.findings else None
-    if (not verdict.found or primary in SECOND_PASS_FOR) and all(log.rereadable for log in logs):
+    needs = _questions(verdict)
+    if needs and all(log.rereadable for log in logs):
+        patterns = tuple(p for need in sorted(needs) for p in SECOND_PASS[need])
+        collector.wants = needs
+        collector.stop_at = _first_line(verdict) if needs == {"rank0"} else None
         for log in logs:
             collector.log = log.index
             handle = log.open()
             try:
-                scan(handle, collector.second, SECOND_PASS)
+                scan(handle, collector.second, patterns)
             finally:
                 handle.close()
         verdict = analyse(collector, job)

@@ -511,7 +511,10 @@ def _moe(collector: Collector) -> Optional[Tuple[List[str], List[L.Line]]]:
 
 
 def _rank0_activity(collector: Collector, units) -> List[str]:
-    rank0 = [line for line in collector.rank0_lines if not line.body.lstrip().startswith(("File ", "Traceback"))]
+    failed = [e.line for u in units.values() if u.cls in (CAUSE, PEER) for e in u.events if e.cls in (CAUSE, PEER)]
+    first_line = min(((line.log, line.number) for line in failed), default=(1 << 30, 0))
+    rank0 = [line for line in collector.rank0_lines if (line.log, line.number) < first_line
+             and not line.body.lstrip().startswith(("File ", "Traceback"))]
     if not rank0:
         return []
     last = rank0[-1]

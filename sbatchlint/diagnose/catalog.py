@@ -442,7 +442,7 @@ KINDS: Tuple[Kind, ...] = (
         "and a `mkdir -p` inside the script never runs.",
         "Create the log directory before `sbatch` (or write logs to an existing directory).",
         rules=("SBL010",),
-        example="",
+        example="",  # there is no log: the page shows the script and the command instead
     ),
     Kind(
         "time-limit",
@@ -506,7 +506,13 @@ KINDS: Tuple[Kind, ...] = (
         "Rerun with `PYTHONUNBUFFERED=1`, or write each rank's output to its own file "
         "(`srun --output=%x-%j-%t.out`) so nothing is lost when the step is cancelled.",
         cause=False,
-        example="",
+        example=_x("""
+            0: [2026-03-14 02:10:45,553] [rank0] INFO iteration 20 | loss 6.021
+            srun: error: gpu-d4: task 5: Exited with exit code 1
+            srun: launch/slurm: _step_signal: Terminating StepId=7301.0
+            5: Traceback (most recent call last):
+            5:   File "/lustre/proj/train.py", line 98, in <module>
+        """),
     ),
     Kind(
         "task-failed",
@@ -515,7 +521,13 @@ KINDS: Tuple[Kind, ...] = (
         "The first failure and its evidence are shown all the same.",
         "Look at the lines of the first failing task just before its exit.",
         cause=False,
-        example="",
+        example=_x("""
+            [2026-10-09 18:20:00,417] [rank0] INFO evaluation done
+            srun: error: cn031: task 3: Exited with exit code 3
+            srun: launch/slurm: _step_signal: Terminating StepId=5120.0
+            slurmstepd: error: *** STEP 5120.0 ON cn030 CANCELLED AT 2026-10-09T18:20:02 ***
+            srun: error: cn030: tasks 0-2: Terminated
+        """),
     ),
 )
 

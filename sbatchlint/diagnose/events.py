@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from . import lines as L
-from .reader import Cursor
+from .reader import STOP, Cursor
 
 # -- classes of evidence -------------------------------------------------------------------------
 CAUSE = "cause"  # a task failed on its own
@@ -130,6 +130,8 @@ class Collector:
         self.rank0_lines: List[L.Line] = []
         self.open_traceback: Dict[Tuple, L.Line] = {}  # origin -> "Traceback" line not yet closed
         self.tail_traceback: Optional[L.Line] = None
+        self.wants: Set[str] = set()  # what the second pass looks for
+        self.stop_at: Optional[Tuple[int, int]] = None  # (log, line) where the second pass may stop
         self.lines_read: List[int] = []
         self.bytes_read: List[int] = []
 
@@ -255,7 +257,7 @@ class Collector:
         for number, raw in reversed(cursor.before(60)):  # nearest first
             text = L.clean(raw)
             origin, body = L.split_origin(text)
-            if line.origin and origin.key() != line.origin.key():
+            if not same_writer(line.origin, origin):
                 continue
             if not started:
                 found = FRAME.match(body)
@@ -306,6 +308,8 @@ class Collector:
 
     # -- the second pass -------------------------------------------------------------------------
     def second(self, cursor: Cursor) -> int:
+        if self.stop_at is not None and (self.log, cursor.number) >= self.stop_at:
+            return STOP
         for line in L.parse(self.log, cursor.number, cursor.raw):
             body = line.body.strip()
             self._link(line.origin)
@@ -324,6 +328,17 @@ class Collector:
                 if kind in ("command-not-found", "torchrun-only-guard", "no-space-left") and pattern.search(body):
                     self._add("signature", cls, line, kind)
         return 0
+
+
+def same_writer(a: L.Origin, b: L.Origin) -> bool:
+    """Whether line ``b`` may come from the writer of line ``a`` (by the prefixes they carry)."""
+    if a.task is not None:
+        return b.task == a.task
+    if a.rank is not None:
+        return b.rank == a.rank
+    if a.host is not None:
+        return b.host == a.host and (a.local is None or b.local == a.local)
+    return not b
 
 
 def parse_ranges(text: str) -> List[int]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gzip
 import re
-from typing import BinaryIO, Callable, Iterable, List, Optional, Pattern, Sequence, Tuple
+from typing import BinaryIO, Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
 CHUNK = 8 << 20  # bytes read at once
 LOOKBACK = 256 << 10  # bytes of the previous chunk kept for looking back
@@ -24,20 +24,17 @@ LONGEST_LINE = 1 << 20  # a "line" longer than this (binary garbage) is cut
 PREFILTER: Tuple[Pattern[bytes], ...] = (
     re.compile(rb"rror"),  # Error, error: Python exceptions, srun/slurmstepd errors, NCCL errors
     re.compile(rb"E(?:xception|RROR|\d{4} \d\d:\d\d)"),  # exceptions, ERROR, glog error lines
-    re.compile(rb"S(?:IG(?:TERM|KILL|ABRT|SEGV|BUS|INT)|egmentation fault)"),  # signals
     re.compile(rb"imeout"),  # collective and rendezvous timeouts
 )
 
-# Looked for only when the first pass leaves a question open (and the input can be read again).
-SECOND_PASS: Tuple[Pattern[bytes], ...] = (
-    re.compile(rb"ommand not found"),
-    re.compile(rb"must be launched"),
-    re.compile(rb"No space left"),
-    re.compile(rb"world|WORLD"),
-    re.compile(rb"xperts?\b|parallel_size"),
-    re.compile(rb"\[rank0\]"),
-    re.compile(rb"\n *0: "),
-)
+# Looked for only when the first pass leaves a question open (and the input can be read again),
+# each group only when its question is asked.
+SECOND_PASS: Dict[str, Tuple[Pattern[bytes], ...]] = {
+    "messages": (re.compile(rb"ommand not found"), re.compile(rb"must be launched"), re.compile(rb"No space left")),
+    "world": (re.compile(rb"world|WORLD"),),
+    "sizes": (re.compile(rb"xperts?\b|parallel_size"),),
+    "rank0": (re.compile(rb"\[rank0\]"), re.compile(rb"\n *0: ")),
+}
 
 
 class InputError(Exception):
@@ -88,15 +85,17 @@ def _peek(raw) -> bytes:
 
 
 Consumer = Callable[["Cursor"], int]
+STOP = -1  # a consumer's answer: read no further
 
 
 class Cursor:
     """The candidate line a consumer is looking at, with access to its neighbours."""
 
-    __slots__ = ("data", "start", "end", "number", "_tail", "_tail_start_number")
+    __slots__ = ("data", "lo", "start", "end", "number", "_tail")
 
     def __init__(self) -> None:
         self.data = b""
+        self.lo = 0
         self.start = 0
         self.end = 0
         self.number = 0
@@ -112,18 +111,17 @@ class Cursor:
         end = self.start - 1  # the newline ending the previous line
         number = self.number
         data = self.data
-        while len(lines) < count and end >= 0:
-            start = data.rfind(b"\n", 0, end) + 1
+        while len(lines) < count and end >= self.lo:
+            nl = data.rfind(b"\n", self.lo, end)
+            start = nl + 1 if nl >= 0 else self.lo
             number -= 1
             lines.append((number, data[start:end]))
             end = start - 1
         if len(lines) < count and self._tail:
             tail = self._tail
             end = len(tail) - 1
-            while len(lines) < count and end > 0:
-                start = tail.rfind(b"\n", 0, end) + 1
-                if start == 0:
-                    break  # the tail's first line may be cut: leave it out
+            while len(lines) < count and end >= 0:
+                start = tail.rfind(b"\n", 0, end) + 1  # the tail holds whole lines
                 number -= 1
                 lines.append((number, tail[start:end]))
                 end = start - 1
@@ -137,75 +135,101 @@ def scan(handle: BinaryIO, consumer: Consumer, patterns: Sequence[Pattern[bytes]
     bytes read, and the input's last bytes (for a look at how it ends).
 
     ``consumer(cursor)`` returns how many of the following lines it also wants to see (0 for
-    none); those are fed to it whether they match the prefilter or not.
+    none, ``STOP`` to read no further); those are fed to it whether they match the prefilter or not.
+    A chunk is searched where it lies (no copy): only the line cut by the chunk's start is joined
+    to the rest of it from the previous chunk.
     """
-    cursor = Cursor()
+    state = _State(consumer, patterns)
     carry = b""
-    number = 1  # line number of the first line of ``data``
-    follow = 0
-    total = 0
-    tail = b""
     while True:
         try:
             block = handle.read(chunk)
         except (OSError, EOFError, gzip.BadGzipFile) as err:  # a truncated .gz, a read error
             raise InputError(f"cannot read further: {err}")
         if not block:
-            if not carry:
-                break
-            data, carry = carry + b"\n", b""
-        else:
-            total += len(block)
-            buffer = carry + block if carry else block
-            cut = buffer.rfind(b"\n") + 1
-            if cut == 0:
-                if len(buffer) < LONGEST_LINE:
-                    carry = buffer
-                    continue
-                data, carry = buffer + b"\n", b""
-            else:
-                data, carry = buffer[:cut], buffer[cut:]
-                if len(carry) > LONGEST_LINE:
-                    data, carry = data + carry + b"\n", b""
+            if carry:
+                state.segment(carry + b"\n", 0, len(carry) + 1)
+            break
+        state.total += len(block)
+        first = block.find(b"\n")
+        if first < 0:
+            carry += block
+            if len(carry) >= LONGEST_LINE:
+                state.segment(carry + b"\n", 0, len(carry) + 1)
+                carry = b""
+            continue
+        head = carry + block[: first + 1]
+        if state.segment(head, 0, len(head)):
+            break
+        last = block.rfind(b"\n")
+        if last > first and state.segment(block, first + 1, last + 1):
+            break
+        carry = block[last + 1 :]
+    return state.number - 1, state.total, state.tail
+
+
+class _State:
+    """Where the scan is: the line number, the tail kept for looking back, pending follow-ups."""
+
+    def __init__(self, consumer: Consumer, patterns: Sequence[Pattern[bytes]]) -> None:
+        self.consumer = consumer
+        self.patterns = patterns
+        self.cursor = Cursor()
+        self.number = 1  # line number of the next line to be read
+        self.follow = 0
+        self.total = 0
+        self.tail = b""
+
+    def segment(self, data: bytes, lo: int, hi: int) -> bool:
+        """Lines ``data[lo:hi]`` (``hi`` just past a newline); True when the consumer said STOP."""
         starts = set()
-        for pattern in patterns:
-            for match in pattern.finditer(data):
-                starts.add(data.rfind(b"\n", 0, max(match.end() - 1, 0)) + 1)
-        cursor.data = data
-        cursor._tail = tail
-        position = 0  # where ``number`` counts from
-        line_number = number
+        for pattern in self.patterns:
+            for match in pattern.finditer(data, lo, hi):
+                nl = data.rfind(b"\n", lo, max(match.end() - 1, lo))
+                starts.add(nl + 1 if nl >= 0 else lo)
+        cursor = self.cursor
+        cursor.data, cursor.lo, cursor._tail = data, lo, self.tail
+        position = lo  # where ``line_number`` counts from
+        line_number = self.number
         pending = sorted(starts)
-        if follow:
-            pending = _with_following(data, 0, follow, pending)
-            follow = 0
+        if self.follow:  # lines a consumer asked for at the end of the previous segment
+            carried = self.follow
+            self.follow = max(0, carried - data.count(b"\n", lo, hi))
+            pending = _with_following(data, lo, hi, carried, pending)
         i = 0
         while i < len(pending):
             start = pending[i]
             i += 1
             line_number += data.count(b"\n", position, start)
             position = start
-            end = data.find(b"\n", start)
+            end = data.find(b"\n", start, hi)
             cursor.start, cursor.end, cursor.number = start, end, line_number
-            wanted = consumer(cursor)
+            wanted = self.consumer(cursor)
+            if wanted is STOP:
+                return True
             if wanted:
-                rest = data.count(b"\n", end + 1)
+                rest = data.count(b"\n", end + 1, hi)
                 if wanted > rest:
-                    follow = wanted - rest
-                pending = pending[:i] + _with_following(data, end + 1, wanted, pending[i:])
-        number += data.count(b"\n", position) + (line_number - number)
-        tail = data[-LOOKBACK:]
-    return number - 1, total, tail
+                    self.follow = max(self.follow, wanted - rest)
+                pending = pending[:i] + _with_following(data, end + 1, hi, wanted, pending[i:])
+        self.number = line_number + data.count(b"\n", position, hi)
+        if hi - lo >= LOOKBACK:
+            tail = data[hi - LOOKBACK : hi]
+        else:
+            tail = (self.tail + data[lo:hi])[-LOOKBACK:]
+        if len(tail) == LOOKBACK:  # starts in the middle of a line: keep whole lines only
+            tail = tail[tail.find(b"\n") + 1 :]
+        self.tail = tail
+        return False
 
 
-def _with_following(data: bytes, start: int, count: int, rest: Iterable[int]) -> List[int]:
+def _with_following(data: bytes, start: int, hi: int, count: int, rest: Iterable[int]) -> List[int]:
     """``rest`` merged with the starts of ``count`` lines from ``start`` on (sorted, no repeats)."""
     starts = []
     position = start
-    size = len(data)
-    while count and position < size:
+    while count and position < hi:
         starts.append(position)
-        nl = data.find(b"\n", position)
+        nl = data.find(b"\n", position, hi)
         if nl < 0:
             break
         position = nl + 1
