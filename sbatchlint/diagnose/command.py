@@ -27,7 +27,7 @@ def command_line(logs: List[str], job_script: Optional[str], output_format: str,
     import click
 
     from . import InputError, diagnose, render
-    from ..secrets import RedactingStream
+    from ..redaction import RedactingStream
 
     out = RedactingStream(click.get_text_stream("stdout"))
     if not logs:

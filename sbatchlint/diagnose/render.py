@@ -22,8 +22,8 @@ _ASSIGNMENT = re.compile(
 
 def mask(text: str) -> str:
     """``text`` with secret values masked: secret-named assignments and credential shapes."""
-    from ..secrets import is_credential, redact, secret_name_kind
-    from ..secrets import mask as mask_value
+    from ..redaction import is_credential, redact, secret_name_kind
+    from ..redaction import mask as mask_value
 
     def hide(match) -> str:
         name, value = match.group("name"), match.group("value")
