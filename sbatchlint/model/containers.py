@@ -24,6 +24,8 @@ Entry point: ``containers(script)`` (memoised as ``script.derived("containers", 
 """
 from __future__ import annotations
 
+import bisect
+
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -555,15 +557,27 @@ def site_span(pieces: Sequence[Piece], context: Optional[Sequence[Piece]] = None
     if not located:
         return None
     own = _extent(located)
+    cover: Optional[_Cover] = None
     extents: Optional[SiteExtents] = None  # what each expansion site brought
+    inside: Dict[Tuple[int, int], bool] = {}  # per site: all it brought lies in the run (many pieces share one)
     spans: List[Span] = []
     for piece in located:
         span = piece.span
         for site in piece.via:  # innermost first: keep the outermost one inside the run
-            if extents is None:
-                extents = context.site_extents() if isinstance(context, Context) else SiteExtents(pieces if context is None else context)
-            through = extents.get(site)
-            if through is None or not _within(through, own):
+            key = (site.start, site.end)
+            verdict = inside.get(key)
+            if verdict is None:
+                if extents is None:
+                    extents = context.site_extents() if isinstance(context, Context) else SiteExtents(pieces if context is None else context)
+                through = extents.get(site)
+                if through is None or own is None:
+                    verdict = False
+                else:
+                    if cover is None:
+                        cover = _Cover(own)
+                    verdict = cover.covers(through)
+                inside[key] = verdict
+            if not verdict:
                 break
             span = site
         assert span is not None
@@ -643,19 +657,47 @@ def _extent(pieces: Sequence[Piece]) -> Optional[Dict[Tuple[int, int], int]]:
     return out or None
 
 
-def _within(part: Dict[Tuple[int, int], int], whole: Optional[Dict[Tuple[int, int], int]]) -> bool:
-    """Every byte of ``part`` is covered by the spans of ``whole``."""
-    if whole is None:
-        return False
-    for (start, end) in part:
-        covered = 0
-        for (w_start, w_end) in whole:
-            low, high = max(start, w_start), min(end, w_end)
-            if high > low:
-                covered += high - low
-        if covered < end - start:
-            return False
-    return True
+class _Cover:
+    """The spans of a run's pieces, asked whether every byte of other spans is covered by them.
+
+    A span counts as covered when the bytes the run's spans share with it, summed over those
+    spans, are as many as it has. The sum is read off the integral of the depth (how many of the
+    run's spans hold a byte), so a question costs a binary search, not a walk of the run: a
+    command built from a long ``$CMD`` asks about hundreds of pieces against hundreds."""
+
+    __slots__ = ("_points", "_depth", "_area")
+
+    def __init__(self, whole: Dict[Tuple[int, int], int]) -> None:
+        change: Dict[int, int] = {}
+        for (start, end) in whole:
+            if end > start:
+                change[start] = change.get(start, 0) + 1
+                change[end] = change.get(end, 0) - 1
+        points = sorted(change)
+        depth: List[int] = []
+        area: List[int] = []
+        level = total = 0
+        previous = points[0] if points else 0
+        for point in points:
+            total += level * (point - previous)
+            level += change[point]
+            depth.append(level)
+            area.append(total)
+            previous = point
+        self._points, self._depth, self._area = points, depth, area
+
+    def _integral(self, x: int) -> int:
+        """The summed overlap of the run's spans with the bytes before ``x``."""
+        i = bisect.bisect_right(self._points, x) - 1
+        if i < 0:
+            return 0
+        return self._area[i] + self._depth[i] * (x - self._points[i])
+
+    def covers(self, part: Dict[Tuple[int, int], int]) -> bool:
+        for (start, end) in part:
+            if self._integral(end) - self._integral(start) < end - start:
+                return False
+        return True
 
 
 def variable_of(script: "Script", value: Value) -> Optional[str]:
