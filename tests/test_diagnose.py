@@ -63,6 +63,11 @@ REAL = {
     "sbl201-node-rank-0": (1, "n2", ["address-in-use"], 1),
     "sbl107-kill-on-bad-exit": (1, "n2", ["python-exception"], 1),
     "sbl107-timeout": (1, "n2", ["python-exception", "hang-until-time-limit"], 1),
+    "diagnose-raise": (1, "n1", ["python-exception"], 3),
+    "diagnose-hang": (1, "n1", ["python-exception", "hang-until-time-limit"], 3),
+    "diagnose-eaddrinuse": (1, "n1", ["address-in-use"], 3),
+    "diagnose-busy-barrier": (1, "n1", ["rank0-unreachable"], 3),
+    "diagnose-import-rank0": (0, "n1", ["import-error"], 3),
 }
 
 
@@ -82,6 +87,17 @@ def test_real_timeout_log_points_at_kill_on_bad_exit():
     assert "RuntimeError: rank 1: simulated failure during setup (in <module>, crash.py:9)" in result.output
     assert "rule: SBL107 missing-kill-on-bad-exit" in result.output
     assert re.search(r"sbl107-timeout\.out:8 +slurmstepd-n1: error: \*\*\* STEP \d+\.0 ON n1 CANCELLED AT \S+ DUE TO TIME LIMIT", result.output)
+
+
+def test_real_time_limit_without_a_failure():
+    v = verdict(LOGS / "diagnose-time-limit.out")
+    assert v.first is None and ids(v) == ["time-limit"] and len(v.victims) == 4
+
+
+def test_real_busy_rank0_is_shown_with_its_last_line():
+    (cause,) = verdict(LOGS / "diagnose-busy-barrier.out").findings
+    assert "INFO saving tokenizer and config to the checkpoint directory" in cause.extra[0]
+    assert "SBL502" in cause.extra[1]
 
 
 def test_duplicate_worlds_of_a_completed_job():

@@ -1,5 +1,5 @@
-"""The job logs kept under tests/data/slurm-logs/ (written by tests/slurm/test_rule_proofs.py on the
-local cluster) still hold what tells each failure apart, say nothing about the machine they ran on,
+"""The job logs kept under tests/data/slurm-logs/ (written by tests/slurm/test_rule_proofs.py and
+tests/slurm/test_diagnose_jobs.py on the local cluster) still hold what tells each failure apart, say nothing about the machine they ran on,
 and their scripts are what sbatchlint reports (or passes)."""
 from __future__ import annotations
 
@@ -64,6 +64,41 @@ EXPECTED = {
             r"^slurmstepd-n1: error: \*\*\* STEP \d+\.0 ON n1 CANCELLED AT \S+ \*\*\*$",
             r"^srun: error: n1: task 0: Terminated$",
         ],
+    ),
+    # written by tests/slurm/test_diagnose_jobs.py
+    "diagnose-raise": (
+        [],
+        ("FAILED", "143:0"),
+        [r"^1: \[rank1\]: ValueError: loss is NaN at step 3$", r"^srun: error: n1: task 1: Exited with exit code 1$",
+         r"^srun: error: n2: tasks 2-3: Terminated$"],
+    ),
+    "diagnose-hang": (
+        ["SBL107"],
+        ("TIMEOUT", "0:15"),
+        [r"^1: RuntimeError: rank 1: dataset shard 7 is missing$", r"^srun: error: n1: task 1: Exited with exit code 1$",
+         r"^slurmstepd-n1: error: \*\*\* JOB \d+ ON n1 CANCELLED AT \S+ DUE TO TIME LIMIT \*\*\*$"],
+    ),
+    "diagnose-eaddrinuse": (
+        ["SBL101", "SBL108"],
+        ("FAILED", "1:0"),
+        [r"^\d: torch\.distributed\.DistNetworkError: .*EADDRINUSE", r"^srun: error: n\d: tasks? [\d-]+: Exited with exit code 1$"],
+    ),
+    "diagnose-busy-barrier": (
+        [],
+        ("FAILED", "143:0"),
+        [r"\[rank0\] INFO saving tokenizer and config", r"^\[rank\d\]: RuntimeError: .*Timed out waiting 10000ms",
+         r"^srun: error: n\d: tasks? [\d-]+: Exited with exit code 1$"],
+    ),
+    "diagnose-import-rank0": (
+        [],
+        ("FAILED", "143:0"),
+        [r"^0: \[rank0\]: ModuleNotFoundError: No module named 'modeling_custom_moe'$",
+         r"^srun: error: n1: task 0: Exited with exit code 1$"],
+    ),
+    "diagnose-time-limit": (
+        [],
+        ("TIMEOUT", "0:15"),
+        [r"INFO step \d+ \| loss", r"^slurmstepd-n1: error: \*\*\* JOB \d+ ON n1 CANCELLED AT \S+ DUE TO TIME LIMIT \*\*\*$"],
     ),
 }
 

@@ -7,6 +7,7 @@ the gloo backend. Every rank logs with a time stamp, like a training loop would:
 
 MODE:
   raise         rank 1 raises a ValueError in its third step; the others are in an all_reduce
+  raise-early   rank 1 raises before the process group exists; the others wait for it there
   busy-barrier  rank 0 "saves artifacts" for longer than the process group's timeout before a
                 barrier; the others time out in the barrier
   import-rank0  rank 0 fails with an ImportError while loading remote model code; the others wait
@@ -45,7 +46,7 @@ def load_remote_model_code() -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=("raise", "busy-barrier", "import-rank0", "train"))
+    parser.add_argument("mode", choices=("raise", "raise-early", "busy-barrier", "import-rank0", "train"))
     parser.add_argument("--timeout", type=float, default=60.0, help="process group timeout in seconds")
     args = parser.parse_args()
 
@@ -57,6 +58,8 @@ def main() -> int:
     host = os.environ.get("SLURMD_NODENAME", "-")
     log.info("starting on %s: rank %d of %d", host, rank, world)
 
+    if args.mode == "raise-early" and rank == 1:
+        raise RuntimeError("rank 1: dataset shard 7 is missing")
     import torch
     import torch.distributed as dist
 
@@ -68,6 +71,8 @@ def main() -> int:
                 raise ValueError(f"loss is NaN at step {number}")
             step(dist, torch, rank, number)
             time.sleep(0.5)
+    elif args.mode == "raise-early":
+        dist.barrier()
     elif args.mode == "busy-barrier":
         if rank == 0:
             save_artifacts(args.timeout * 4)
