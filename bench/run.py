@@ -127,41 +127,34 @@ MODEL_PHASES = ("errors", "header", "values", "commands", "steps")
 
 def breakdown(count: int, repeat: int) -> list:
     """(label, seconds) of every phase of linting the corpus, each the best of ``repeat`` runs:
-    the model's parts (forced in order), each shared analysis (``script.derived``, exclusive of
+    the model's parts (forced in order), each shared analysis (a ``Script`` analysis, exclusive of
     the analyses it asks for), and each rule's own check (exclusive of the analyses it triggers)."""
     from collections import defaultdict
 
     from sbatchlint import registry
-    from sbatchlint.model.script import Script
+    from sbatchlint.model.script import Script, analysis
     from sbatchlint.source import Source
 
     scripts = [s.encode() for s in corpus(count)]
     rules = [r for r in registry.all_rules() if r.language in ("shell", "any")]
     clock = time.perf_counter
-    original = Script.derived
     nested: list = []  # time spent in analyses, per open frame
     totals: dict = {}
 
-    def derived(self, key, build):
-        if key in self._derived:
-            return self._derived[key]
-
-        def timed(script):
-            start = clock()
-            nested.append(0.0)
-            try:
-                return build(script)
-            finally:
-                inner = nested.pop()
-                elapsed = clock() - start
-                totals["analysis " + key] += elapsed - inner
-                if nested:
-                    nested[-1] += elapsed
-
-        return original(self, key, timed)
+    def timed(key, build, script):
+        start = clock()
+        nested.append(0.0)
+        try:
+            return build(script)
+        finally:
+            inner = nested.pop()
+            elapsed = clock() - start
+            totals["analysis " + key] += elapsed - inner
+            if nested:
+                nested[-1] += elapsed
 
     best: dict = {}
-    Script.derived = derived  # type: ignore[method-assign]
+    analysis.observe = timed
     import gc
 
     gc_was_enabled = gc.isenabled()
@@ -191,7 +184,7 @@ def breakdown(count: int, repeat: int) -> list:
             for label, seconds in totals.items():
                 best[label] = min(best.get(label, seconds), seconds)
     finally:
-        Script.derived = original  # type: ignore[method-assign]
+        analysis.observe = None
         if gc_was_enabled:
             gc.enable()
     return sorted(best.items(), key=lambda item: -item[1])

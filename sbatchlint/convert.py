@@ -40,9 +40,9 @@ from .model.launch import (
     SRUN_NATIVE,
     Launch,
     as_int,
-    classify_entry,
     launches,
 )
+from .model.workload import Workload, entry_workload
 from .model.values import Word
 from .source import Source
 
@@ -254,10 +254,10 @@ def convert(request: Request) -> Result:
     parsed = parse_command(request.command)
     notes: List[str] = []
     values = _resolve(request, parsed, notes)
-    framework = classify_entry(parsed.launch.entry, None if _is_placeholder(values["workdir"]) else values["workdir"], {})
+    workload = entry_workload(parsed.launch.entry, None if _is_placeholder(values["workdir"]) else values["workdir"])
     launcher = request.launcher
     if launcher == "auto":
-        launcher = "torchrun" if framework == "megatron-lm" else "srun"
+        launcher = "torchrun" if workload is Workload.MEGATRON_LM else "srun"
     if launcher not in ("srun", "torchrun"):
         raise ConvertError(f"--launcher must be auto, srun or torchrun, not {launcher}")
     if launcher == "srun" and parsed.other_options:
@@ -272,9 +272,9 @@ def convert(request: Request) -> Result:
         names = ", ".join(f"${n}" for n in host)
         notes.append(f"the command reads {names}: export it before sbatch (sbatch passes your environment on) "
                      "or set it in the script")
-    text = _render(request, parsed, values, launcher, framework, remove_experiments=False)
+    text = _render(request, parsed, values, launcher, workload, remove_experiments=False)
     if _trains_bridge(text):
-        text = _render(request, parsed, values, launcher, framework, remove_experiments=True)
+        text = _render(request, parsed, values, launcher, workload, remove_experiments=True)
     return Result(text, launcher, notes)
 
 
@@ -355,14 +355,9 @@ def _job_name(name: Optional[str], parsed: Parsed) -> str:
 def _trains_bridge(text: str) -> bool:
     """Bridge training, as SBL309 sees it, without an explicit resume: gets ``rm -rf nemo_experiments``."""
     from .model.script import Script
-    from .rules.containers import RESUME, is_bridge_training
-    from .rules.containers import launches as container_launches
 
     script = Script(Source(text.encode("utf-8"), "job.sbatch"))
-    for launch in container_launches(script):
-        if is_bridge_training(launch) and not any(RESUME.match(w.text) for w in launch.args):
-            return True
-    return False
+    return any(run.bridge_training and not run.resumes for run in script.runs)
 
 
 def _quote(value: str) -> str:
@@ -486,7 +481,7 @@ def _argument_lines(args: List[str], words: List[Word]) -> List[str]:
 
 
 def _render(request: Request, parsed: Parsed, values: Dict[str, str], launcher: str,
-            framework: Optional[str], remove_experiments: bool) -> str:
+            workload: Optional[Workload], remove_experiments: bool) -> str:
     nodes, gpus, job = values["nodes"], values["gpus"], values["job_name"]
     shared, workdir, log_dir = values["shared_fs"], values["workdir"], values["log_dir"]
     torchrun = launcher == "torchrun"
@@ -560,7 +555,7 @@ def _render(request: Request, parsed: Parsed, values: Dict[str, str], launcher: 
     run = " ".join(parsed.runner + [python])
     entry = ("-m " if parsed.module else "") + parsed.entry
     if torchrun:
-        out += _train_cmd(parsed, values, run, entry, framework)
+        out += _train_cmd(parsed, values, run, entry, workload)
     out += ["", "# Phase 1: one task builds the environment into the shared uv cache.", "srun --nodes=1 --ntasks=1 \\"]
     out += container + ["  uv sync", ""]
     if torchrun:
@@ -581,7 +576,7 @@ def _render(request: Request, parsed: Parsed, values: Dict[str, str], launcher: 
     return "\n".join(out) + "\n"
 
 
-def _train_cmd(parsed: Parsed, values: Dict[str, str], run: str, entry: str, framework: Optional[str]) -> List[str]:
+def _train_cmd(parsed: Parsed, values: Dict[str, str], run: str, entry: str, workload: Optional[Workload]) -> List[str]:
     gpus = values["gpus"]
     out = [
         "",
@@ -594,7 +589,7 @@ def _train_cmd(parsed: Parsed, values: Dict[str, str], run: str, entry: str, fra
         "# its own.",
     ]
     body: List[str] = []
-    if framework == "megatron-lm" and not parsed.module:
+    if workload is Workload.MEGATRON_LM and not parsed.module:
         root = _megatron_root(parsed.entry)
         body.append(f"PYTHONPATH={root}:\\${{PYTHONPATH:-}} \\")
     body.append(f"{run} -m torch.distributed.run \\")

@@ -11,25 +11,8 @@ MAX_PASSES = 12
 
 
 def apply_edits(source: Source, edits: Sequence[Edit]) -> bytes:
-    """Apply non-overlapping edits to the source bytes; text is encoded like the file."""
-    data = source.data
-    out = []
-    position = 0
-    for edit in sorted(edits, key=lambda e: (e.span.start, e.span.end)):
-        if edit.span.start < position:
-            raise ValueError("overlapping edits")
-        out.append(data[position : edit.span.start])
-        out.append(source.encode(_newlines(edit.text, source)))
-        position = edit.span.end
-    out.append(data[position:])
-    return b"".join(out)
-
-
-def _newlines(text: str, source: Source) -> str:
-    """Inserted line breaks follow the file's style."""
-    if source.newline == "\r\n" and "\n" in text:
-        return text.replace("\r\n", "\n").replace("\n", "\r\n")
-    return text
+    """Apply non-overlapping edits to the source bytes (``Source.edited``)."""
+    return source.edited(edits)
 
 
 def choose(fixes: Sequence[Fix]) -> List[Fix]:

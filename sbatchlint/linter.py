@@ -55,22 +55,7 @@ def build(source: Source, options: Optional[Options] = None):
         return PythonModule(source, options.settings)
     from .model.script import Script
 
-    # The secrets scan (which every output runs first, to redact) builds the same model of the
-    # same bytes: reuse it when it was made with the same settings.
-    script = getattr(source, "_script", None)
-    if (
-        script is not None
-        and script.source is source
-        and script.data is source.data
-        and script.settings == dict(options.settings or {})
-    ):
-        return script
-    script = Script(source, options.settings)
-    try:
-        source._script = script  # type: ignore[attr-defined]
-    except AttributeError:  # pragma: no cover - a source type without attributes
-        pass
-    return script
+    return Script(source, options.settings)
 
 
 SUPPRESSION_RULES = ("SBL900", "SBL901")
@@ -81,47 +66,33 @@ def lint(source: Source, options: Optional[Options] = None, model=None) -> List[
     """The findings of the selected rules; ``model`` is ``build(source, options)`` when the caller
     already has it (it then asks the model more, e.g. which Python files a script launches)."""
     owned = model is None  # built here: nobody asks this model anything once the rules are done
-    if not gc.isenabled():
-        try:
-            return _lint(source, options, model)
-        finally:
-            if owned:
-                _let_go(source)
     # A model is a great many small objects that all live until the file is done: the cyclic
     # garbage collector would walk them over and over while they are built and find nothing to
     # free. Hold it off for the file; the next automatic collection frees the model's cycles.
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
+        if model is None:
+            model = build(source, options)
         return _lint(source, options, model)
     finally:
-        if owned:
-            _let_go(source)
-        gc.enable()
+        if owned and model is not None:
+            _let_go(model)
+        if was_enabled:
+            gc.enable()
 
 
-def _let_go(source: Source) -> None:
-    """Drop the model ``lint`` built and kept on the source, and its shared analyses (several of
-    which point back at it), so it is freed at once rather than left to the cyclic collector.
-    Only for a model nobody else holds: its cycles are cut (task commands lose their step,
-    launches their variants). A later ``build`` builds a new one."""
-    script = source.__dict__.pop("_script", None)
-    derived = getattr(script, "_derived", None)
-    if isinstance(derived, dict):
-        # The model's own reference cycles (a task command and its step, a launch among its
-        # variants) would leave it all to the cyclic collector; cut them so it is freed now.
-        for launch in derived.get("launch") or ():
-            for variant in getattr(launch, "variants", None) or ():
-                variant.variants = []
-        for step in getattr(script, "__dict__", {}).get("steps") or ():
-            for command in step.task_commands:
-                command.step = None
-        derived.clear()
+def _let_go(model) -> None:
+    """Free the model ``lint`` built at once rather than leave it to the cyclic collector: its
+    own reference cycles are cut (task commands lose their step, launches their variants) and its
+    analyses dropped. Only for a model nobody else holds."""
+    release = getattr(model, "release", None)
+    if release is not None:
+        release()
 
 
 def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]:
     options = options or Options()
-    if model is None:
-        model = build(source, options)
     language = "python" if is_python(source) else "shell"
     enabled = options.selection.enabled
     rules = registry.all_rules()

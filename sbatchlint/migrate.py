@@ -31,7 +31,6 @@ from typing import List, Optional, Sequence, Set, Tuple
 
 from . import options as option_table
 from .diagnostics import Edit, Fix
-from .fix import apply_edits
 from .model.containers import command_pieces, site_span
 from .model.geometry import geometry, job_geometry
 from .model.launch import (
@@ -48,6 +47,7 @@ from .model.launch import (
     task_layout,
 )
 from .model.steps import Step
+from .model.workload import Workload, classify
 from .shell import ancestors, walk
 from .source import Source, Span
 
@@ -234,7 +234,7 @@ def _check_no_other_step_inherits(script, step: Step) -> None:
         if other is step or other.option(option_table.NTASKS) is not None:
             continue
         found = launches_of(script, other)
-        if found and all(l.elastic and l.framework(script.settings) == "megatron-bridge" for l in found):
+        if found and all(l.elastic and classify(l, script.settings) is Workload.BRIDGE for l in found):
             continue
         line = script.source.line_of(other.command.node.start_byte)
         raise Refused(f"the step on line {line} also takes its task count from the header and would change with it")
@@ -528,7 +528,7 @@ def _verify(script, launch: Launch, fix: Fix, gpus: int, removed: List[Span]) ->
     from .model.script import Script
 
     try:
-        data = apply_edits(script.source, fix.edits)
+        data = script.source.edited(fix.edits)
     except ValueError:
         raise Refused("the edits of the migration overlap")
     after = Script(Source(data, script.path), script.settings)

@@ -122,10 +122,10 @@ def expansion_name(text: str) -> Optional[str]:
 
 
 def task_strings(script: "Script") -> List[TaskString]:
-    return script.derived("secrets.task_strings", _task_strings)
+    return script.secret_task_strings
 
 
-def _task_strings(script: "Script") -> List[TaskString]:
+def build_task_strings(script: "Script") -> List[TaskString]:
     from .model.steps import SHELLS, parse_task_string
     import posixpath
 
@@ -523,7 +523,7 @@ def _scan_task_assignments(collector: _Collector, task: TaskString) -> None:
 
 def scan(script: "Script") -> List[Secret]:
     """Every secret in the script, live or not, in source order (memoised)."""
-    return script.derived("secrets.scan", _scan)
+    return script.secrets
 
 
 # What a name must contain for ``is_secret_name`` (TOKEN, …KEY, SECRET, PASSWORD/PASSWD), and the
@@ -541,7 +541,7 @@ def mentions(hints: Tuple[bytes, ...], script: "Script") -> bool:
     return False
 
 
-def _scan(script: "Script") -> List[Secret]:
+def build_scan(script: "Script") -> List[Secret]:
     collector = _Collector(script)
     data = script.data
     _scan_assignments(collector, script, script.values)
@@ -643,10 +643,10 @@ def _scan_directives(collector: _Collector, script: "Script") -> None:
 def secret_variables(script: "Script") -> Set[str]:
     """Variables of the script that hold a credential: secret-named ones, and any variable
     assigned a credential-shaped literal."""
-    return script.derived("secrets.variables", _secret_variables)
+    return script.secret_variables
 
 
-def _secret_variables(script: "Script") -> Set[str]:
+def build_secret_variables(script: "Script") -> Set[str]:
     names = {name for name in script.values.assignments if is_secret_name(name)}
     spans = {secret.span for secret in scan(script) if secret.live}
     for name, assignments in script.values.assignments.items():

@@ -6,7 +6,10 @@ edit changes exactly the bytes it covers. Line and column are computed only for 
 from __future__ import annotations
 
 import bisect
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .diagnostics import Edit
 
 BOM = b"\xef\xbb\xbf"
 MAX_BYTES = 10 * 1024 * 1024
@@ -116,13 +119,6 @@ class Source:
             index = find(b"\n", index + 1)
         self._line_starts = starts
 
-    def __getstate__(self) -> dict:
-        # A source travels between processes (``-j``) without the model built of it (a parse
-        # tree does not pickle; ``linter.build`` keeps it on the source for the secrets scan).
-        state = dict(self.__dict__)
-        state.pop("_script", None)
-        return state
-
     # -- construction -------------------------------------------------------------------
     @classmethod
     def from_text(cls, text: str, path: str = "-") -> "Source":
@@ -169,6 +165,24 @@ class Source:
 
     def encode(self, text: str) -> bytes:
         return text.encode(self.encoding, errors="replace")
+
+    def edited(self, edits: Iterable["Edit"]) -> bytes:
+        """The bytes with non-overlapping edits applied (``ValueError`` when two overlap); inserted
+        text is encoded like the file and its line breaks follow the file's style."""
+        data = self.data
+        out = []
+        position = 0
+        for edit in sorted(edits, key=lambda e: (e.span.start, e.span.end)):
+            if edit.span.start < position:
+                raise ValueError("overlapping edits")
+            out.append(data[position : edit.span.start])
+            text = edit.text
+            if self.newline == "\r\n" and "\n" in text:
+                text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+            out.append(self.encode(text))
+            position = edit.span.end
+        out.append(data[position:])
+        return b"".join(out)
 
     def text(self, span: Optional[Span] = None) -> str:
         if span is None:

@@ -106,10 +106,10 @@ class LateExpansion:
 # -- early expansions ---------------------------------------------------------------------------
 def early_expansions(script: "Script") -> List[EarlyExpansion]:
     """Every named batch-shell expansion in a task command, one per source site, in source order."""
-    return script.derived("boundary.early", _early)
+    return script.early_expansions
 
 
-def _early(script: "Script") -> List[EarlyExpansion]:
+def build_early(script: "Script") -> List[EarlyExpansion]:
     found: Dict[Tuple[int, int], EarlyExpansion] = {}
     data = script.data
     for step in script.steps:
@@ -371,10 +371,10 @@ def _in_redirect(use: Node, command: Node) -> bool:
 # -- late expansions ----------------------------------------------------------------------------
 def late_expansions(script: "Script") -> List[LateExpansion]:
     """Every ``$NAME`` a step's task shell expands itself and does not assign itself."""
-    return script.derived("boundary.late", _late)
+    return script.late_expansions
 
 
-def _late(script: "Script") -> List[LateExpansion]:
+def build_late(script: "Script") -> List[LateExpansion]:
     out: List[LateExpansion] = []
     seen: Set[Tuple[str, int, int, int]] = set()
     for step in script.steps:

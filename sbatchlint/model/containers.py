@@ -20,7 +20,7 @@ well-known shared filesystem (``/lustre``, ``/gpfs``, ``/scratch``, ``/fsx``, ``
 directories), or a path the batch shell uses on the host. Paths that only exist inside an image
 (``/opt/Megatron-Bridge``, ``/workspace``) and node-local ones (``/tmp``, ``/root``) never are.
 
-Entry point: ``containers(script)`` (memoised as ``script.derived("containers", …)``).
+Entry point: ``containers(script)``, that is ``Script.containers``.
 """
 from __future__ import annotations
 
@@ -504,7 +504,7 @@ class Containers:
 
 def containers(script: "Script") -> Containers:
     """The container analysis of a script (computed once)."""
-    return script.derived("containers", Containers)
+    return script.containers
 
 
 # -- values of options ---------------------------------------------------------------------------
@@ -989,7 +989,7 @@ def _task_env(script: "Script", step: Step, name: str) -> EnvSetting:
 
 def task_string_assignments(script: "Script", step: Step) -> Dict[str, List[Tuple[Value, Span]]]:
     """Assignments made inside a ``bash -c`` task string, values mapped to batch-script bytes."""
-    cache = script.derived("containers.task_assignments", lambda s: {})
+    cache = script.task_string_assignments
     key = id(step)
     if key in cache:
         return cache[key]

@@ -430,7 +430,7 @@ def step_option(step: "Step", name: str) -> Optional["StepOption"]:
 
 def job_geometry(script: "Script") -> Geometry:
     """The job as the header requests it (what ``SLURM_*`` variables hold in the batch shell)."""
-    return script.derived("geometry.job", _build_job)
+    return script.job_geometry
 
 
 def _header_count(script: "Script", name: str) -> Quantity:
@@ -446,7 +446,7 @@ def _by_free_cpus(script: "Script") -> bool:
     return header_directive(script, option_table.NTASKS) is not None and header_directive(script, option_table.NTASKS_PER_NODE) is None
 
 
-def _build_job(script: "Script") -> Geometry:
+def build_job_geometry(script: "Script") -> Geometry:
     total = _header_count(script, option_table.NTASKS)
     per_node = _header_count(script, option_table.NTASKS_PER_NODE)
     nodes_directive = header_directive(script, option_table.NODES)
@@ -570,7 +570,7 @@ def _gpus_per_node(requests: Dict[str, Tuple[Optional[str], Origin]], geometry: 
 
 def geometry(script: "Script", step: "Step") -> Geometry:
     """The geometry of one step (memoised)."""
-    table = script.derived("geometry.steps", lambda s: {})
+    table = script.step_geometries
     key = id(step)
     if key not in table:
         table[key] = _build_step(script, step)

@@ -24,7 +24,7 @@ launch keeps ``variants``: the same launch under every combination of alternativ
 sees (loop iterations kept together), the primary (most recent) one last. ``certain_number``
 answers only when every variant agrees; ``configurations`` lists each loop configuration.
 
-Entry point: ``launches(script)`` (memoised as ``script.derived("launch", …)``) and
+Entry point: ``launches(script)`` (``Script.launches``, computed once) and
 ``launches_of(script, step)``. How many tasks a step runs per node is the step's geometry:
 ``task_layout`` (re-exported here) comes from ``model/geometry.py``, whose docstring holds the
 measured table of how srun settles a step's task count.
@@ -911,14 +911,14 @@ def _same_pieces(value: Value, other: Optional[Value]) -> bool:
 # -- building -------------------------------------------------------------------------------------
 def launches(script: "Script") -> List[Launch]:
     """Every recognised launch of every step, in source order (memoised)."""
-    return script.derived("launch", _build)
+    return script.launches
 
 
 def launches_of(script: "Script", step: Step) -> List[Launch]:
-    return [launch for launch in launches(script) if launch.step is step]
+    return script.launches_of(step)
 
 
-def _build(script: "Script") -> List[Launch]:
+def build_launches(script: "Script") -> List[Launch]:
     out: List[Launch] = []
     for step in script.steps:
         for index, command in enumerate(step.task_commands):

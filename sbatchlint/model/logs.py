@@ -75,53 +75,54 @@ def _value_template(value) -> Optional[str]:
     return "".join(out)
 
 
-def _created_directories(script) -> List[Tuple[str, bool, object]]:
-    """(resolved path, made with -p, command) for every ``mkdir`` the job runs."""
-
-    def build(script) -> List[Tuple[str, bool, object]]:
-        if b"mkdir" not in script.data.replace(b"\\", b""):
-            return []  # no command can be mkdir (a backslash inside the name is still seen)
-        base = _job_base(script)
-        batch = script.commands
-        moves = [c.span.start for c in batch if c.program in ("cd", "pushd", "popd")]
-        commands = list(batch) + [c for step in script.steps for c in step.task_commands]
-        found = []
-        for command in commands:
-            if command.program != "mkdir":
+def made_directories(script) -> List[Tuple[str, bool, object]]:
+    """(resolved path, made with -p, command) for every ``mkdir`` the job runs (computed once:
+    ``Script.made_directories``)."""
+    if b"mkdir" not in script.data.replace(b"\\", b""):
+        return []  # no command can be mkdir (a backslash inside the name is still seen)
+    base = _job_base(script)
+    batch = script.commands
+    moves = [c.span.start for c in batch if c.program in ("cd", "pushd", "popd")]
+    commands = list(batch) + [c for step in script.steps for c in step.task_commands]
+    found = []
+    for command in commands:
+        if command.program != "mkdir":
+            continue
+        anchor = command.step.span.start if command.step is not None else command.span.start
+        moved = any(start < anchor for start in moves)
+        parents = False
+        skip = False
+        paths = []
+        for word in command.args:
+            text = word.text
+            if skip:
+                skip = False
                 continue
-            anchor = command.step.span.start if command.step is not None else command.span.start
-            moved = any(start < anchor for start in moves)
-            parents = False
-            skip = False
-            paths = []
-            for word in command.args:
-                text = word.text
-                if skip:
-                    skip = False
+            if word.known and text.startswith("-") and text != "-":
+                if text in _MKDIR_VALUE_OPTIONS:
+                    skip = True
+                if text == "--parents" or (not text.startswith("--") and "p" in text[1:]):
+                    parents = True
+                continue
+            paths.append(word)
+        for word in paths:
+            alternatives = word.alternatives or [word.value]
+            for value in alternatives:
+                template = _value_template(value)
+                if template is None or not template or any(c in template for c in " \t\n*?["):
                     continue
-                if word.known and text.startswith("-") and text != "-":
-                    if text in _MKDIR_VALUE_OPTIONS:
-                        skip = True
-                    if text == "--parents" or (not text.startswith("--") and "p" in text[1:]):
-                        parents = True
-                    continue
-                paths.append(word)
-            for word in paths:
-                alternatives = word.alternatives or [word.value]
-                for value in alternatives:
-                    template = _value_template(value)
-                    if template is None or not template or any(c in template for c in " \t\n*?["):
-                        continue
-                    if not template.startswith(("/", _SUBMIT)) and moved:
-                        continue  # relative to a directory the script changed into
-                    if template.startswith(_SUBMIT):
-                        resolved = posixpath.normpath(template)
-                    else:
-                        resolved = _resolve(template, base)
-                    found.append((resolved, parents, command))
-        return found
+                if not template.startswith(("/", _SUBMIT)) and moved:
+                    continue  # relative to a directory the script changed into
+                if template.startswith(_SUBMIT):
+                    resolved = posixpath.normpath(template)
+                else:
+                    resolved = _resolve(template, base)
+                found.append((resolved, parents, command))
+    return found
 
-    return script.derived("directives.mkdir", build)
+
+def _created_directories(script) -> List[Tuple[str, bool, object]]:
+    return script.made_directories
 
 
 def log_directives(script) -> Iterator[Directive]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set
 
 from tree_sitter import Node
 
@@ -12,6 +12,45 @@ from .header import Header, parse_header
 from .steps import Command, Step, build_commands, build_steps
 from .values import Values
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..secrets import Secret, TaskString
+    from .boundary import EarlyExpansion, LateExpansion
+    from .containers import Containers
+    from .geometry import Geometry
+    from .launch import Launch
+    from .workload import Run
+
+
+class analysis:
+    """A shared analysis of the script, named by its attribute: computed on first use, then kept
+    in the instance like any attribute (a non-data descriptor: later reads never come here).
+
+    ``analysis.observe``, when set, is called as ``observe(name, build, script)`` instead of
+    ``build(script)``: the speed benchmark uses it to time each analysis."""
+
+    observe: Optional[Callable[[str, Callable[[Any], Any], Any], Any]] = None
+
+    def __init__(self, build: Callable[[Any], Any]) -> None:
+        self.build = build
+        self.name = build.__name__
+        self.__doc__ = build.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: Optional[type] = None) -> Any:
+        if instance is None:
+            return self
+        observe = analysis.observe
+        value = self.build(instance) if observe is None else observe(self.name, self.build, instance)
+        instance.__dict__[self.name] = value
+        return value
+
+
+def analyses(owner: type) -> List[str]:
+    """The names of the shared analyses a model class declares."""
+    return [name for klass in owner.__mro__ for name, value in vars(klass).items() if isinstance(value, analysis)]
+
 
 class Script:
     def __init__(self, source: Source, settings: Optional[Dict[str, Any]] = None) -> None:
@@ -20,7 +59,6 @@ class Script:
         self.tree = shell.parse(source.data)
         self.root = self.tree.root_node
         self.settings: Dict[str, Any] = dict(settings or {})
-        self._derived: Dict[str, Any] = {}
 
     @property
     def path(self) -> str:
@@ -59,11 +97,103 @@ class Script:
         """Every ``srun`` step, in source order."""
         return build_steps(self.values, self.commands)
 
-    def derived(self, key: str, build: Callable[["Script"], Any]) -> Any:
-        """An analysis shared by several rules, computed once per script."""
-        if key not in self._derived:
-            self._derived[key] = build(self)
-        return self._derived[key]
+    # -- shared analyses: each a module of the model, asked by several rules ----------------------
+    @analysis
+    def launches(self) -> List["Launch"]:
+        """Every recognised launch of every step, in source order (``model/launch.py``)."""
+        from .launch import build_launches
+
+        return build_launches(self)
+
+    def launches_of(self, step: Step) -> List["Launch"]:
+        return [launch for launch in self.launches if launch.step is step]
+
+    @analysis
+    def runs(self) -> List["Run"]:
+        """The job's training and conversion runs, classified (``model/workload.py``)."""
+        from .workload import runs
+
+        return runs(self)
+
+    @analysis
+    def containers(self) -> "Containers":
+        """Containers, mounts, paths and caches of every step (``model/containers.py``)."""
+        from .containers import Containers
+
+        return Containers(self)
+
+    @analysis
+    def task_string_assignments(self) -> Dict[int, Any]:
+        """Memo of ``containers.task_string_assignments``, by step."""
+        return {}
+
+    @analysis
+    def job_geometry(self) -> "Geometry":
+        """The job as the header requests it (``model/geometry.py``)."""
+        from .geometry import build_job_geometry
+
+        return build_job_geometry(self)
+
+    @analysis
+    def step_geometries(self) -> Dict[int, "Geometry"]:
+        """Memo of ``geometry.geometry``, by step."""
+        return {}
+
+    @analysis
+    def early_expansions(self) -> List["EarlyExpansion"]:
+        """Batch-shell expansions in task commands (``model/boundary.py``)."""
+        from .boundary import build_early
+
+        return build_early(self)
+
+    @analysis
+    def late_expansions(self) -> List["LateExpansion"]:
+        """Expansions a step's task shell makes itself (``model/boundary.py``)."""
+        from .boundary import build_late
+
+        return build_late(self)
+
+    @analysis
+    def secrets(self) -> List["Secret"]:
+        """Every secret in the script, live or not, in source order (``secrets.py``)."""
+        from ..secrets import build_scan
+
+        return build_scan(self)
+
+    @analysis
+    def secret_task_strings(self) -> List["TaskString"]:
+        """The task strings the secrets scan reads (``secrets.py``)."""
+        from ..secrets import build_task_strings
+
+        return build_task_strings(self)
+
+    @analysis
+    def secret_variables(self) -> Set[str]:
+        """Variables that hold a credential (``secrets.py``)."""
+        from ..secrets import build_secret_variables
+
+        return build_secret_variables(self)
+
+    @analysis
+    def made_directories(self) -> List[Any]:
+        """(resolved path, made with -p, command) for every ``mkdir`` the job runs."""
+        from .logs import made_directories
+
+        return made_directories(self)
+
+    def release(self) -> None:
+        """Cut the model's reference cycles (a task command and its step, a launch among its
+        variants) and drop its analyses, so that it is freed at once rather than left to the
+        cyclic garbage collector. Only for a model nobody asks anything any more."""
+        state = self.__dict__
+        for launch in state.get("launches") or ():
+            for variant in launch.variants or ():
+                variant.variants = []
+        for step in state.get("steps") or ():
+            for command in step.task_commands:
+                command.step = None
+        for name in analyses(type(self)):
+            state.pop(name, None)
 
     def text(self, span: Span) -> str:
         return self.source.text(span)

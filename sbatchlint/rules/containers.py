@@ -4,7 +4,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .. import options as option_table
@@ -26,7 +26,7 @@ from ..model.containers import (
     site_span,
 )
 from ..model.geometry import geometry
-from ..model.launch import launches as model_launches
+from ..model.workload import Run
 from ..model.steps import Command, Step, StepOption
 from ..model.values import Value, Word
 from ..registry import register
@@ -54,100 +54,10 @@ UV_SYNC_OPTIONS = frozenset(
         "--index --default-index --index-url --extra-index-url --find-links -f --active --directory --project"
     ).split()
 )
-NONE_VALUES = frozenset(("none", "None", "null", "false", "False", "0", "''", '""'))
 GUARD = re.compile(r"\b(SLURM_LOCALID|SLURM_PROCID|SLURM_NODEID|LOCAL_RANK|NODE_RANK|RANK)\b")
 TRIVIAL_PROGRAMS = frozenset(
     "true false hostname nvidia-smi echo env printenv sleep date pwd uname id whoami nproc".split()
 )
-TRAINING_NAME = re.compile(r"pretrain|finetune|train|sft|peft|lora")
-
-
-@dataclass
-class Launch:
-    """A training or conversion entry point started by one task command (read from the launch
-    model, plus NeMo's own ``nemo llm …`` command line)."""
-
-    step: Step
-    command: Command
-    program: str  # the launch kind (srun-native, torchrun…) or "nemo"
-    script: Optional[Word] = None  # the entry-point script, when one
-    module: Optional[str] = None  # the ``-m`` module, when one
-    args: List[Word] = field(default_factory=list)
-    framework: Optional[str] = None  # "megatron-bridge", "megatron-lm" or None
-
-    @property
-    def path(self) -> str:
-        return self.script.text if self.script is not None else ""
-
-    @property
-    def words(self) -> List[Word]:
-        return ([self.script] if self.script is not None else []) + list(self.args)
-
-
-def launches(script) -> List[Launch]:
-    def build(script) -> List[Launch]:
-        out = []
-        settings = script.settings or {}
-        for launch in model_launches(script):
-            entry = launch.entry
-            word = entry.word if entry is not None and entry.kind == "script" else None
-            module = entry.name if entry is not None and entry.kind == "module" else None
-            out.append(
-                Launch(launch.step, launch.command, launch.kind, word, module, list(launch.args), launch.framework(settings))
-            )
-        for step in script.steps:
-            for command in step.task_commands:
-                argv = command.argv
-                i = command.begin
-                if i < len(argv) and argv[i].known and posixpath.basename(argv[i].text) == "nemo":
-                    out.append(Launch(step, command, "nemo", None, None, argv[i + 1 :], "nemo"))
-        return out
-
-    return script.derived("containers.launches", build)
-
-
-def is_bridge_training(launch: Launch) -> bool:
-    """A Megatron-Bridge (or NeMo) training entry point."""
-    if launch.program == "nemo":
-        words = [w.text for w in launch.args[:3]]
-        return "llm" in words and any(w in ("pretrain", "finetune") for w in words)
-    if launch.framework != "megatron-bridge":
-        return False
-    if launch.module:
-        return bool(re.search(r"train|finetune|recipe", launch.module))
-    base = posixpath.basename(launch.path)
-    return base == "run_recipe.py" or bool(TRAINING_NAME.search(base))
-
-
-def fine_tuning(launch: Launch) -> Optional[str]:
-    """Why a launch is a fine-tuning run (SFT, PEFT, packed sequences), or None."""
-    words = [w.text for w in launch.words]
-    base = posixpath.basename(launch.path)
-    if re.search(r"(^|[_\-])(finetune|finetuning|sft|peft|lora)([_\-.]|$)", base):
-        return f"`{base}`"
-    if launch.program == "nemo" and "finetune" in words:
-        return "`nemo llm finetune`"
-    for index, text in enumerate(words):
-        nxt = words[index + 1] if index + 1 < len(words) else None
-        name, eq, value = text.partition("=")
-        flag = name.lstrip("-").replace("-", "_")
-        if not eq:
-            value = nxt or ""
-        if name.startswith("-") and flag in ("peft", "peft_scheme"):
-            if value and value not in NONE_VALUES and not value.startswith("-"):
-                return f"`{text}{'' if eq else ' ' + value}`"
-            continue
-        if not name.startswith("-") and eq and re.match(r"^[\w.]*peft(_scheme)?$", name) and value not in NONE_VALUES:
-            return f"`{text}`"
-        if name.startswith("-") and flag == "mode" and value in ("finetune", "sft", "peft"):
-            return f"`{name} {value}`" if not eq else f"`{text}`"
-        if name.startswith("-") and flag in ("recipe", "config_name") and value and re.search(
-            r"(^|_)(sft|peft|lora|finetune|dora)(_|$)", value
-        ):
-            return f"the recipe `{value}`"
-        if re.search(r"packed_sequence|pack_sequence|^--?packed", name) and value not in NONE_VALUES and value != "-1":
-            return "packed sequences"
-    return None
 
 
 # -- editing helpers -----------------------------------------------------------------------------
@@ -753,8 +663,8 @@ def _fills_uv_cache(analysis: Containers, step: Step) -> bool:
 
 
 def _uses_huggingface(script, step: Step) -> bool:
-    for launch in launches(script):
-        if launch.step is step and (is_bridge_training(launch) or launch.program == "nemo"):
+    for launch in script.runs:
+        if launch.step is step and (launch.bridge_training or launch.program == "nemo"):
             return True
     for command in step.task_commands:
         if command.program in ("huggingface-cli", "hf"):
@@ -872,14 +782,14 @@ class NemoHomeNotShared(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
-        for launch in launches(script):
+        for launch in script.runs:
             step = launch.step
             if not _multi_node(script, step):
                 continue
             container = analysis.for_step(step)
-            if not (is_bridge_training(launch) or launch.program == "nemo" or _nemo_image(container)):
+            if not (launch.bridge_training or launch.program == "nemo" or _nemo_image(container)):
                 continue
-            why = fine_tuning(launch)
+            why = launch.fine_tuning
             if why is None:
                 continue
             setting = analysis.task_env(step, "NEMO_HOME")
@@ -1507,7 +1417,7 @@ class ConcurrentUvSync(Rule):
 MLM_DIR = "3rdparty/Megatron-LM"
 
 
-def _pythonpath_ok(script, analysis: Containers, launch: Launch) -> Optional[bool]:
+def _pythonpath_ok(script, analysis: Containers, launch: Run) -> Optional[bool]:
     """Whether the launch's PYTHONPATH holds 3rdparty/Megatron-LM (None: cannot tell)."""
     command = launch.command
     values: List[Value] = []
@@ -1532,7 +1442,7 @@ def _pythonpath_ok(script, analysis: Containers, launch: Launch) -> Optional[boo
     return False
 
 
-def _mlm_fix(script, analysis: Containers, launch: Launch) -> Optional[Fix]:
+def _mlm_fix(script, analysis: Containers, launch: Run) -> Optional[Fix]:
     step = launch.step
     command = launch.command
     context = command_pieces(step.command)
@@ -1693,7 +1603,7 @@ class MlmMissingPythonpath(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
-        for launch in launches(script):
+        for launch in script.runs:
             script_word = launch.script
             if script_word is None or not script_word.known:
                 continue
@@ -1716,18 +1626,11 @@ class MlmMissingPythonpath(Rule):
 
 
 # == SBL309 ======================================================================================
-RESUME = re.compile(r"^(--?load(=|$)|checkpoint\.load=|[\w.\-]*resume[\w.\-]*(=|$)|--?[\w\-]*resume)", re.IGNORECASE)
-
-
-def _resumes(launch: Launch) -> bool:
-    return any(RESUME.match(w.text) for w in launch.args)
-
-
 def _removes_experiments(command: Command) -> bool:
     return command.program == "rm" and any("nemo_experiments" in w.text for w in command.args)
 
 
-def _task_directory(analysis: Containers, launch: Launch) -> Tuple[Optional[Value], str]:
+def _task_directory(analysis: Containers, launch: Run) -> Tuple[Optional[Value], str]:
     """The directory the launch runs in: (value, "cd" | "workdir" | "chdir" | "host" | "image")."""
     step = launch.step
     value = None
@@ -1843,8 +1746,8 @@ class StaleExperimentDir(Rule):
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
         reported = set()
-        for launch in launches(script):
-            if not is_bridge_training(launch) or _resumes(launch):
+        for launch in script.runs:
+            if not launch.bridge_training or launch.resumes:
                 continue
             step = launch.step
             if id(step) in reported:
@@ -1878,7 +1781,7 @@ class StaleExperimentDir(Rule):
                 help="remove nemo_experiments before the launch, or resume on purpose with checkpoint.load=…",
             )
 
-    def _fix(self, script, analysis: Containers, launch: Launch, directory: Optional[Value], where: str) -> Optional[Fix]:
+    def _fix(self, script, analysis: Containers, launch: Run, directory: Optional[Value], where: str) -> Optional[Fix]:
         step = launch.step
         place = statement_line(script, step)
         if place is None:

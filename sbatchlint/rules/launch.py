@@ -28,6 +28,7 @@ from ..model.launch import (
     literal_span,
 )
 from ..model.steps import Step
+from ..model.workload import Workload, classify
 from ..parallelism import expert_group
 from ..registry import register
 from .. import shell
@@ -556,7 +557,7 @@ class PreferSrunNative(Rule):
         for launch in launches(script):
             if not launch.elastic or launch.entry is None or launch.unparsed:
                 continue
-            if launch.framework(script.settings) != "megatron-bridge":
+            if classify(launch, script.settings) is not Workload.BRIDGE:
                 continue
             from ..migrate import plan
 

@@ -10,6 +10,7 @@ from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
+from ..model.workload import training_launch, uses_gpus
 from ..model.steps import Step
 from ..registry import register
 from .. import shell
@@ -18,49 +19,8 @@ from ..source import Span
 from .base import Bad, Good, Rule, clean
 
 # -- what a step launches -------------------------------------------------------------------------
-# The rules ask two questions of model/launch.py's analysis: does the step start a training
-# launch (not a ``python -c`` snippet or ``python -m pip``), and does that launch certainly want
-# GPUs (conservative: say no when unsure).
-NOT_TRAINING_MODULES = frozenset({"pip", "venv", "ensurepip", "site", "json.tool", "http.server", "compileall"})
-GPU_LAUNCHERS = frozenset({launch_model.TORCHRUN, launch_model.TORCH_LAUNCH, launch_model.DEEPSPEED})
-CPU_HINTS = re.compile(r"(^|[=\s])(gloo|cpu)($|[\s,])|--no[-_]cuda|--cpu\b", re.IGNORECASE)
-MEGATRON_MODULE = re.compile(r"^megatron\.", re.IGNORECASE)
-
-
-def training_launch(script, step: Step) -> Optional[launch_model.Launch]:
-    """The last training launch among a step's task commands, or None."""
-    found = None
-    for launch in launch_model.launches_of(script, step):
-        entry = launch.entry
-        if launch.kind == launch_model.SRUN_NATIVE:
-            if entry is None or entry.kind in ("code", "program"):
-                continue
-            if entry.kind == "module" and entry.name.split(".")[0] in NOT_TRAINING_MODULES:
-                continue
-        found = launch
-    return found
-
-
-def _launch_text(launch: launch_model.Launch) -> str:
-    words = list(launch.launcher) + [w for o in launch.options for w in o.words] + list(launch.args)
-    if launch.entry is not None:
-        words += launch.entry.words
-    return " ".join(w.text for w in words)
-
-
-def uses_gpus(script, launch: launch_model.Launch) -> bool:
-    """A launch that certainly wants GPUs: an elastic/deepspeed launcher, a Megatron entry point,
-    or one that asks for NCCL; never one that says it runs on CPU."""
-    text = _launch_text(launch)
-    if CPU_HINTS.search(text):
-        return False
-    if launch.kind in GPU_LAUNCHERS:
-        return True
-    if launch.framework(script.settings) is not None:
-        return True
-    if launch.entry is not None and launch.entry.kind == "module" and MEGATRON_MODULE.match(launch.entry.name):
-        return True
-    return "nccl" in text.lower()
+# The rules ask two questions of model/workload.py: does the step start a training launch (not a
+# ``python -c`` snippet or ``python -m pip``), and does that launch certainly want GPUs.
 
 
 def launch_name(launch: launch_model.Launch) -> str:
@@ -544,7 +504,7 @@ class MissingGpuRequest(Rule):
     def check(self, script) -> Iterator[Diagnostic]:
         for step in script.steps:
             launch = training_launch(script, step)
-            if launch is None or not uses_gpus(script, launch):
+            if launch is None or not uses_gpus(launch, script.settings):
                 continue
             g = geometry(script, step)
             if g.gpu_requested or g.options_incomplete:

@@ -1,0 +1,208 @@
+"""What a launch runs: a Megatron-Bridge recipe, a Megatron-LM pretrain script, a generic PyTorch
+training run or a CPU tool. One classification that the rules, ``convert`` and the torchrun →
+srun-native migration all ask.
+
+``classify(launch, settings)`` answers a ``Workload`` for one launch of ``model/launch.py``:
+
+- ``BRIDGE``: a Megatron-Bridge entry point (``classify_entry``: a ``megatron.bridge`` module, a
+  script in a Megatron-Bridge checkout, a path only such a checkout has, a ``bridge_entry_points``
+  pattern of the settings);
+- ``MEGATRON_LM``: Megatron-LM's own ``pretrain_*.py``;
+- ``PYTORCH``: any other training launch (``is_training``: not a ``python -c`` snippet, not
+  ``python -m pip``…);
+- ``CPU_TOOL``: anything else a step starts.
+
+Whether a launch certainly wants GPUs (``uses_gpus``) is a separate question: a Bridge recipe run
+with ``--cpu`` is still a Bridge recipe.
+
+``runs(script)`` (``Script.runs``) lists the training and conversion runs of the job: every launch,
+plus NeMo's own ``nemo llm …`` command lines, each with what the storage rules ask of it: is it a
+Bridge training run (``bridge_training``), does it fine-tune (``fine_tuning``, and why), does it
+resume from a checkpoint it is told about (``resumes``).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, List, Optional
+
+from .launch import DEEPSPEED, SRUN_NATIVE, TORCH_LAUNCH, TORCHRUN, EntryPoint, Launch, classify_entry
+from .steps import Command, Step
+from .values import Word
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .script import Script
+
+
+class Workload(Enum):
+    BRIDGE = "megatron-bridge"  # a Megatron-Bridge (or NeMo) recipe
+    MEGATRON_LM = "megatron-lm"  # Megatron-LM's own pretrain_*.py
+    PYTORCH = "pytorch"  # another PyTorch training run
+    CPU_TOOL = "cpu-tool"  # anything else: a snippet, pip, a data tool
+
+
+# -- classification of one launch -----------------------------------------------------------------
+NOT_TRAINING_MODULES = frozenset({"pip", "venv", "ensurepip", "site", "json.tool", "http.server", "compileall"})
+GPU_LAUNCHERS = frozenset({TORCHRUN, TORCH_LAUNCH, DEEPSPEED})
+CPU_HINTS = re.compile(r"(^|[=\s])(gloo|cpu)($|[\s,])|--no[-_]cuda|--cpu\b", re.IGNORECASE)
+MEGATRON_MODULE = re.compile(r"^megatron\.", re.IGNORECASE)
+
+
+def entry_workload(entry: Optional[EntryPoint], workdir: Optional[str], settings: Optional[dict] = None) -> Optional[Workload]:
+    """BRIDGE or MEGATRON_LM for an entry point of one of those frameworks (run from ``workdir``),
+    else None."""
+    framework = classify_entry(entry, workdir, settings or {})
+    return Workload(framework) if framework is not None else None
+
+
+def is_training(launch: Launch) -> bool:
+    """A training launch: not a ``python -c`` snippet, a bare program or ``python -m pip``."""
+    if launch.kind != SRUN_NATIVE:
+        return True
+    entry = launch.entry
+    if entry is None or entry.kind in ("code", "program"):
+        return False
+    return not (entry.kind == "module" and entry.name.split(".")[0] in NOT_TRAINING_MODULES)
+
+
+def classify(launch: Launch, settings: Optional[dict] = None) -> Workload:
+    """What the launch runs (see the module's docstring)."""
+    framework = launch.framework(settings)
+    if framework is not None:
+        return Workload(framework)
+    return Workload.PYTORCH if is_training(launch) else Workload.CPU_TOOL
+
+
+def training_launch(script: "Script", step: Step) -> Optional[Launch]:
+    """The last training launch among a step's task commands, or None."""
+    found = None
+    for launch in script.launches_of(step):
+        if is_training(launch):
+            found = launch
+    return found
+
+
+def _launch_text(launch: Launch) -> str:
+    words = list(launch.launcher) + [w for o in launch.options for w in o.words] + list(launch.args)
+    if launch.entry is not None:
+        words += launch.entry.words
+    return " ".join(w.text for w in words)
+
+
+def uses_gpus(launch: Launch, settings: Optional[dict] = None) -> bool:
+    """A launch that certainly wants GPUs: an elastic/deepspeed launcher, a Megatron entry point,
+    or one that asks for NCCL; never one that says it runs on CPU."""
+    text = _launch_text(launch)
+    if CPU_HINTS.search(text):
+        return False
+    if launch.kind in GPU_LAUNCHERS:
+        return True
+    if classify(launch, settings) in (Workload.BRIDGE, Workload.MEGATRON_LM):
+        return True
+    if launch.entry is not None and launch.entry.kind == "module" and MEGATRON_MODULE.match(launch.entry.name):
+        return True
+    return "nccl" in text.lower()
+
+
+# -- the job's training runs ------------------------------------------------------------------------
+NONE_VALUES = frozenset(("none", "None", "null", "false", "False", "0", "''", '""'))
+TRAINING_NAME = re.compile(r"pretrain|finetune|train|sft|peft|lora")
+RESUME = re.compile(r"^(--?load(=|$)|checkpoint\.load=|[\w.\-]*resume[\w.\-]*(=|$)|--?[\w\-]*resume)", re.IGNORECASE)
+
+
+@dataclass
+class Run:
+    """A training or conversion entry point started by one task command (read from the launch
+    model, plus NeMo's own ``nemo llm …`` command line)."""
+
+    step: Step
+    command: Command
+    program: str  # the launch kind (srun-native, torchrun…) or "nemo"
+    script: Optional[Word] = None  # the entry-point script, when one
+    module: Optional[str] = None  # the ``-m`` module, when one
+    args: List[Word] = field(default_factory=list)
+    framework: Optional[str] = None  # "megatron-bridge", "megatron-lm" or None
+
+    @property
+    def path(self) -> str:
+        return self.script.text if self.script is not None else ""
+
+    @property
+    def words(self) -> List[Word]:
+        return ([self.script] if self.script is not None else []) + list(self.args)
+
+    @property
+    def workload(self) -> Optional[Workload]:
+        """BRIDGE for a Bridge or NeMo entry point, MEGATRON_LM for Megatron-LM's, else None."""
+        if self.program == "nemo":
+            return Workload.BRIDGE
+        return Workload(self.framework) if self.framework is not None else None
+
+    @property
+    def bridge_training(self) -> bool:
+        """A Megatron-Bridge (or NeMo) training entry point."""
+        if self.program == "nemo":
+            words = [w.text for w in self.args[:3]]
+            return "llm" in words and any(w in ("pretrain", "finetune") for w in words)
+        if self.framework != "megatron-bridge":
+            return False
+        if self.module:
+            return bool(re.search(r"train|finetune|recipe", self.module))
+        base = posixpath.basename(self.path)
+        return base == "run_recipe.py" or bool(TRAINING_NAME.search(base))
+
+    @property
+    def resumes(self) -> bool:
+        """An argument tells the run to load or resume a checkpoint."""
+        return any(RESUME.match(w.text) for w in self.args)
+
+    @property
+    def fine_tuning(self) -> Optional[str]:
+        """Why the run is a fine-tuning run (SFT, PEFT, packed sequences), or None."""
+        words = [w.text for w in self.words]
+        base = posixpath.basename(self.path)
+        if re.search(r"(^|[_\-])(finetune|finetuning|sft|peft|lora)([_\-.]|$)", base):
+            return f"`{base}`"
+        if self.program == "nemo" and "finetune" in words:
+            return "`nemo llm finetune`"
+        for index, text in enumerate(words):
+            nxt = words[index + 1] if index + 1 < len(words) else None
+            name, eq, value = text.partition("=")
+            flag = name.lstrip("-").replace("-", "_")
+            if not eq:
+                value = nxt or ""
+            if name.startswith("-") and flag in ("peft", "peft_scheme"):
+                if value and value not in NONE_VALUES and not value.startswith("-"):
+                    return f"`{text}{'' if eq else ' ' + value}`"
+                continue
+            if not name.startswith("-") and eq and re.match(r"^[\w.]*peft(_scheme)?$", name) and value not in NONE_VALUES:
+                return f"`{text}`"
+            if name.startswith("-") and flag == "mode" and value in ("finetune", "sft", "peft"):
+                return f"`{name} {value}`" if not eq else f"`{text}`"
+            if name.startswith("-") and flag in ("recipe", "config_name") and value and re.search(
+                r"(^|_)(sft|peft|lora|finetune|dora)(_|$)", value
+            ):
+                return f"the recipe `{value}`"
+            if re.search(r"packed_sequence|pack_sequence|^--?packed", name) and value not in NONE_VALUES and value != "-1":
+                return "packed sequences"
+        return None
+
+
+def runs(script: "Script") -> List[Run]:
+    """Every training or conversion run of the job, in the order the rules report them."""
+    out: List[Run] = []
+    settings = script.settings or {}
+    for launch in script.launches:
+        entry = launch.entry
+        word = entry.word if entry is not None and entry.kind == "script" else None
+        module = entry.name if entry is not None and entry.kind == "module" else None
+        out.append(Run(launch.step, launch.command, launch.kind, word, module, list(launch.args), launch.framework(settings)))
+    for step in script.steps:
+        for command in step.task_commands:
+            argv = command.argv
+            i = command.begin
+            if i < len(argv) and argv[i].known and posixpath.basename(argv[i].text) == "nemo":
+                out.append(Run(step, command, "nemo", None, None, argv[i + 1 :], "nemo"))
+    return out
