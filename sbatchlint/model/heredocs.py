@@ -65,10 +65,10 @@ def _target(statement, redirect, data: bytes) -> Optional[str]:
 
 def heredocs(script) -> List[HereDoc]:
     """Every here-document body, in source order, with whether the script submits it."""
-    return script.derived("heredocs", _build)
+    return script.heredocs
 
 
-def _build(script) -> List[HereDoc]:
+def build_heredocs(script) -> List[HereDoc]:
     data = script.data
     if b"<<" not in data:
         return []

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .boundary import EarlyExpansion, LateExpansion
     from .containers import Containers
     from .geometry import Geometry
+    from .heredocs import HereDoc
     from .launch import Launch
     from .workload import Run
 
@@ -114,6 +115,13 @@ class Script:
         from .workload import runs
 
         return runs(self)
+
+    @analysis
+    def heredocs(self) -> List["HereDoc"]:
+        """Every here-document body, with whether the script submits it (``model/heredocs.py``)."""
+        from .heredocs import build_heredocs
+
+        return build_heredocs(self)
 
     @analysis
     def containers(self) -> "Containers":
