@@ -26,4 +26,4 @@ def bash_syntax_error(data: bytes) -> Tuple[Optional[bool], Optional[str]]:
 
 def verdict(script) -> Tuple[Optional[bool], Optional[str]]:
     """``bash_syntax_error`` of the script, asked once (only for a script with unread regions)."""
-    return script.derived("bash.verdict", lambda s: bash_syntax_error(s.data))
+    return script.bash_verdict

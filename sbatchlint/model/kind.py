@@ -30,10 +30,10 @@ class TemplateEvidence:
 
 def template_evidence(script) -> Optional[TemplateEvidence]:
     """Why this file is a template for another tool, or None when it is not one."""
-    return script.derived("kind.template", _template)
+    return script.template_evidence
 
 
-def _template(script) -> Optional[TemplateEvidence]:
+def build_template_evidence(script) -> Optional[TemplateEvidence]:
     path = script.source.path.lower()
     if path.endswith(TEMPLATE_SUFFIXES):
         return TemplateEvidence(Span(0, 0), "its file name")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from tree_sitter import Node
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .containers import Containers
     from .geometry import Geometry
     from .heredocs import HereDoc
+    from .kind import TemplateEvidence
     from .launch import Launch
     from .workload import Run
 
@@ -115,6 +116,21 @@ class Script:
         from .workload import runs
 
         return runs(self)
+
+    @analysis
+    def bash_verdict(self) -> Tuple[Optional[bool], Optional[str]]:
+        """What ``bash -n`` says of the script (``model/bash.py``; asked only for a script with
+        regions the parser could not read)."""
+        from .bash import bash_syntax_error
+
+        return bash_syntax_error(self.data)
+
+    @analysis
+    def template_evidence(self) -> Optional["TemplateEvidence"]:
+        """Why the file is a template for another tool, or None (``model/kind.py``)."""
+        from .kind import build_template_evidence
+
+        return build_template_evidence(self)
 
     @analysis
     def heredocs(self) -> List["HereDoc"]:
