@@ -18,6 +18,7 @@ errors that name the file and the key.
     gpus-per-node = 8
     partitions = { batch = "batch", interactive = "interactive" }
     shellcheck = false
+    extra-options = ["environment=", "no-gpu-reset"]
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ _SETTINGS = {
     "partitions": ("partitions", dict),
     "shellcheck": ("shellcheck", bool),
     "python-max-bytes": ("python_max_bytes", int),
+    "extra-options": ("extra_options", list),
 }
 
 

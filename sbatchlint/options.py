@@ -53,6 +53,8 @@ __all__ = [
     "canonical",
     "suggest",
     "ambiguous",
+    "unknown_kind",
+    "with_site_options",
     "read_as_short",
     "has_expansion",
     "validate",
@@ -104,6 +106,7 @@ class OptionSpec:
     accumulates: bool = False
     free_text: bool = False
     toggle: str | None = None
+    site: bool = False  # declared by the configuration (a site's SPANK plugin), not Slurm's
 
 
 _R, _O, _N = "required", "optional", "none"
@@ -540,6 +543,49 @@ def suggest(table: dict[str, OptionSpec], name: str) -> str | None:
     if len(ranked) > 1 and best_score - ranked[1][1] < _SUGGEST_MARGIN:
         return None
     return best
+
+
+def with_site_options(table: dict[str, OptionSpec], declared) -> dict[str, OptionSpec]:
+    """``table`` plus the options a site's plugins add, as the configuration lists them:
+    ``"environment="`` takes a value, ``"no-gpu-reset"`` is a flag. Returns ``table`` itself
+    when there are none."""
+    key = (id(table), tuple(str(item) for item in declared or ()))
+    if not key[1]:
+        return table
+    cached = _SITE_TABLES.get(key)
+    if cached is not None and cached[0] is table:
+        return cached[1]
+    extra: dict[str, OptionSpec] = {}
+    for item in declared or ():
+        name = str(item).strip().lstrip("-")
+        takes_value = name.endswith("=")
+        name = name.rstrip("=")
+        if name and name not in table:
+            extra[name] = OptionSpec(name, None, _R if takes_value else _N, canonical=name, steps_inherit=False, site=True)
+    built = {**table, **extra} if extra else table
+    if len(_SITE_TABLES) < 64:
+        _SITE_TABLES[key] = (table, built)
+    return built
+
+
+_SITE_TABLES: dict = {}
+
+
+def unknown_kind(table: dict[str, OptionSpec], other: dict[str, OptionSpec], name: str):
+    """What an unknown long option ``name`` of ``table`` is: ``("other", spec)`` an option of the
+    other command (srun's in sbatch), ``("ambiguous", names)`` an abbreviation of several,
+    ``("near", name)`` a near miss of one known option (a misspelling), or ``("unknown", None)``
+    far from every known option (it may come from a plugin of the site)."""
+    spec = lookup_exact(other, name)
+    if spec is not None:
+        return "other", spec
+    candidates = ambiguous(table, name)
+    if len(candidates) > 1:
+        return "ambiguous", candidates
+    suggestion = suggest(table, name)
+    if suggestion is not None:
+        return "near", suggestion
+    return "unknown", None
 
 
 def ambiguous(table: dict[str, OptionSpec], name: str) -> list[str]:

@@ -94,3 +94,30 @@ def test_valid_bash_the_parser_cannot_read_is_information_not_an_error():
     assert "not analysed" in finding.message
     broken = '#!/bin/bash\n#SBATCH --nodes=1\nif [ -n "$X" ]; then\n  srun hostname\n'
     assert [d.code for d in lint_text(broken, ["SBL0"])] == ["SBL001"]
+
+
+# -- options a site's plugins add (SBL014, SBL005) -------------------------------------------
+def test_unknown_long_options_far_from_known_ones_are_warnings():
+    findings = lint_text(fixture("site_plugin_options.sh"), ["SBL005", "SBL014"])
+    assert [(d.code, d.severity.value) for d in findings] == [
+        ("SBL014", "warning"), ("SBL014", "warning"), ("SBL005", "error")
+    ]
+    assert "site plugin" in findings[0].message and "extra-options" in findings[0].help
+    assert "did you mean `--ntasks-per-node`" in findings[2].message
+
+
+def test_declared_site_options_are_options():
+    settings = {"extra_options": ["environment=", "no-gpu-reset"]}
+    findings = lint_text(fixture("site_plugin_options.sh"), ["SBL0"], settings=settings)
+    assert [d.code for d in findings] == ["SBL005"]  # the misspelling is still one
+    # a value-taking site option consumes the next word, as getopt does
+    text = "#!/bin/bash\n#SBATCH --environment ngc --nodes=1\nsrun hostname\n"
+    assert lint_text(text, ["SBL0"], settings=settings) == []
+
+
+def test_extra_options_is_a_configuration_key(tmp_path):
+    from sbatchlint.config import load
+
+    path = tmp_path / ".sbatchlint.toml"
+    path.write_text('extra-options = ["environment="]\n')
+    assert load(str(path)).settings["extra_options"] == ["environment="]

@@ -171,6 +171,7 @@ class Header:
     last_header_line: int = 0  # the last #SBATCH line before the first command
     lines: Dict[int, List[Directive]] = field(default_factory=dict)
     source: Optional[Source] = field(default=None, repr=False, compare=False)
+    table: Dict[str, "sbatch_options.OptionSpec"] = field(default_factory=lambda: sbatch_options.SBATCH, repr=False, compare=False)
 
     @property
     def effective(self) -> List[Directive]:
@@ -364,11 +365,11 @@ def tokenize(source: Source, start: int, end: int) -> List[Token]:
     return tokens
 
 
-def parse_header(source: Source, data_regions: Sequence[Span] = ()) -> Header:
+def parse_header(source: Source, data_regions: Sequence[Span] = (), table=None) -> Header:
     """The header and every directive-like line of a script. ``data_regions`` are byte ranges
     that are data, not lines of the script (here-document bodies): no line starting in one is
-    read."""
-    header = Header(source=source)
+    read. ``table`` is sbatch's option table, with the site's plugin options when it has any."""
+    header = Header(source=source, table=table if table is not None else sbatch_options.SBATCH)
     data = source.data
     in_header = True
     count = source.line_count
@@ -395,7 +396,7 @@ def parse_header(source: Source, data_regions: Sequence[Span] = ()) -> Header:
             # In the header sbatch reads whatever follows the magic word; below the first
             # command only a line that still reads as a directive (`#SBATCH --x`, `#SBATCH-N2`)
             # is one sbatch ignored, and `#SBATCHED …` there is just a comment.
-            directives = _directives(source, number, span, "header" if in_header else "late")
+            directives = _directives(source, number, span, "header" if in_header else "late", header.table)
             header.directives.extend(directives)
             header.lines[number] = directives
             if in_header:
@@ -462,9 +463,9 @@ def _names_a_script(source: Source, start: int, end: int) -> bool:
     return False
 
 
-def _directives(source: Source, number: int, span: Span, placement: str) -> List[Directive]:
+def _directives(source: Source, number: int, span: Span, placement: str, table) -> List[Directive]:
     tokens = tokenize(source, span.start + len(MAGIC), span.end)
-    out = _build_directives(source, number, span, placement, tokens)
+    out = _build_directives(source, number, span, placement, tokens, table)
     glued_at = span.start + len(MAGIC)
     for directive in out:
         directive.text = source.text(directive.span)
@@ -487,10 +488,9 @@ def _directives(source: Source, number: int, span: Span, placement: str) -> List
     return out
 
 
-def _build_directives(source: Source, number: int, span: Span, placement: str, tokens: List[Token]) -> List[Directive]:
+def _build_directives(source: Source, number: int, span: Span, placement: str, tokens: List[Token], table) -> List[Directive]:
     out: List[Directive] = []
     i = 0
-    table = sbatch_options.SBATCH
     while i < len(tokens):
         token = tokens[i]
         text = token.text

@@ -81,9 +81,11 @@ class Script:
 
     @cached_property
     def header(self) -> Header:
+        from .. import options
         from .heredocs import bodies
 
-        return parse_header(self.source, bodies(self))
+        table = options.with_site_options(options.SBATCH, self.settings.get("extra_options"))
+        return parse_header(self.source, bodies(self), table)
 
     @cached_property
     def values(self) -> Values:

@@ -33,7 +33,9 @@ class UnknownDirectiveOption(Rule):
         a misspelt long option (with the closest real one), an abbreviation that fits several
         options, an `srun`-only option, an unknown one-letter option, a word that is no option at
         all, and a long option written with a single dash. Unique abbreviations such as
-        `--ntasks-per-n=8` are accepted, as sbatch accepts them.
+        `--ntasks-per-n=8` are accepted, as sbatch accepts them. A long option close to no
+        known one may come from a site plugin: that is SBL014's warning, not this error; the
+        options listed in `extra-options` are known.
     """
     why = """
         sbatch refuses the whole script ("unrecognized option", "Invalid directive found in batch
@@ -182,8 +184,11 @@ class UnknownDirectiveOption(Rule):
             return
         name = directive.option
         written = "--" + name
-        srun_only = option_table.lookup_exact(SRUN, name)
-        if srun_only is not None:
+        kind, found = option_table.unknown_kind(script.header.table, SRUN, name)
+        if kind == "unknown":
+            return  # far from every option: perhaps a plugin's (SBL014)
+        if kind == "other":
+            srun_only = found
             yield self.report(
                 script,
                 directive.option_span,
@@ -193,8 +198,8 @@ class UnknownDirectiveOption(Rule):
                 help=f"pass `--{srun_only.long}` to the `srun` line(s) that need it",
             )
             return
-        candidates = option_table.ambiguous(SBATCH, name)
-        if len(candidates) > 1:
+        if kind == "ambiguous":
+            candidates = found
             listed = ", ".join(f"`--{c}`" for c in candidates)
             yield self.report(
                 script,
@@ -204,12 +209,12 @@ class UnknownDirectiveOption(Rule):
                 label="ambiguous",
             )
             return
-        suggestion = option_table.suggest(SBATCH, name)
-        message = f"`{written}` is not an sbatch option: sbatch refuses the script (unrecognized option '{written}')"
-        fix = None
-        if suggestion is not None:
-            message += f"; did you mean `--{suggestion}`?"
-            fix = Fix.unsafe(f"replace `{written}` with `--{suggestion}`", Edit(directive.option_span, "--" + suggestion))
+        suggestion = found
+        message = (
+            f"`{written}` is not an sbatch option: sbatch refuses the script (unrecognized option '{written}')"
+            f"; did you mean `--{suggestion}`?"
+        )
+        fix = Fix.unsafe(f"replace `{written}` with `--{suggestion}`", Edit(directive.option_span, "--" + suggestion))
         yield self.report(script, directive.option_span, message, fix, label="unknown option")
 
     def _stray(self, script, directive: Directive, previous_flagged: Optional[Directive]) -> Iterator[Diagnostic]:
@@ -253,6 +258,69 @@ class UnknownDirectiveOption(Rule):
         if target is not None:
             fix = Fix.unsafe(f"write `--{meant}`", Edit(target, "--" + meant))
         return self.report(script, directive.span, message, fix, label="read as short options")
+
+
+@register
+class UnknownSiteOption(Rule):
+    code = "SBL014"
+    name = "unknown-site-option"
+    severity = Severity.WARNING
+    summary = "An `#SBATCH` long option Slurm does not know, far from every known one: perhaps a site plugin's."
+    what = """
+        Reports a long option in the header that neither sbatch, srun nor pyxis knows and that is
+        no near miss of a known one (a near miss such as `--ntask-per-node` is SBL005, an error
+        with "did you mean"). Sites add options through SPANK plugins (`--environment=…`, a
+        site's own container or reservation flags): list them in the configuration as
+        `extra-options = ["environment=", "no-gpu-reset"]` (a trailing `=` for an option that
+        takes a value) and they are read as options of their own, with no finding.
+    """
+    why = """
+        Where no plugin provides the option, sbatch refuses the script ("unrecognized option");
+        where one does, the option is fine. Without knowing the cluster the linter cannot tell,
+        so it warns instead of calling the script broken.
+    """
+    fix_safety = "There is no automatic fix: declare the option in `extra-options`, or remove it."
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --environment=pytorch-25.01
+                srun python train.py
+                """
+            ),
+            contains="site plugin",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                srun python train.py
+                """
+            ),
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for directive in script.header.directives:
+            if directive.dashes != "--" or directive.spec is not None:
+                continue
+            written = "--" + directive.option
+            kind, _ = option_table.unknown_kind(script.header.table, SRUN, directive.option)
+            if kind != "unknown":
+                continue
+            yield self.report(
+                script,
+                directive.option_span,
+                f"`{written}` is not an option of sbatch, srun or pyxis and is close to none: unless a site "
+                f"plugin adds it, sbatch refuses the script (unrecognized option '{written}')",
+                label="unknown option",
+                help=f"if your cluster provides it, add \"{directive.option}=\" (or \"{directive.option}\" for a flag) "
+                "to `extra-options` in the configuration",
+            )
 
 
 @register
