@@ -72,11 +72,12 @@ def _codes(values) -> List[str]:
 @click.option("--python", "python_files", is_flag=True, help="Also lint .py files found in directories.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Parallel processes (0: one per core).")
 @click.option("--shellcheck", "use_shellcheck", is_flag=True, help="Also run ShellCheck and report its findings as SC####.")
+@click.option("--slurm-version", metavar="VERSION", help="The Slurm release to check against (e.g. 23.11; 'auto' asks sbatch; default 24.05).")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors reading files still exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line.")
 def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_format, config_path, isolated,
-          stdin_filename, python_files, jobs, use_shellcheck, statistics, exit_zero, quiet) -> None:
+          stdin_filename, python_files, jobs, use_shellcheck, slurm_version, statistics, exit_zero, quiet) -> None:
     """Check batch scripts (files or directories; '-' reads stdin)."""
     from . import registry
     from .config import ConfigError
@@ -94,6 +95,12 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     cli = CommandLine(_codes(select), _codes(ignore), _codes(extend_select), config_path, isolated)
     if use_shellcheck:
         cli.settings["shellcheck"] = True
+    if slurm_version is not None:
+        from .options import parse_slurm_version
+
+        if slurm_version.strip().lower() != "auto" and parse_slurm_version(slurm_version) is None:
+            raise click.UsageError(f"--slurm-version: expected a Slurm release such as 24.05, or auto, got {slurm_version!r}")
+        cli.settings["slurm_version"] = slurm_version
     for pattern in list(cli.select) + list(cli.ignore) + list(cli.extend_select):
         if pattern.upper() in ("SC", "ALL") or shellcheck.is_code(pattern):
             continue

@@ -19,6 +19,7 @@ errors that name the file and the key.
     partitions = { batch = "batch", interactive = "interactive" }
     shellcheck = false
     extra-options = ["environment=", "no-gpu-reset"]
+    slurm-version = "24.05"            # or "auto": ask the sbatch on this machine
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ _SETTINGS = {
     "shellcheck": ("shellcheck", bool),
     "python-max-bytes": ("python_max_bytes", int),
     "extra-options": ("extra_options", list),
+    "slurm-version": ("slurm_version", str),
 }
 
 
@@ -177,6 +179,11 @@ def load(path: str, known_codes: Sequence[str] = ()) -> Config:
                 raise ConfigError(f"{where}: expected a {kind.__name__}, got {type(value).__name__}")
             if kind is list:
                 value = _strings(value, where)
+            if key == "slurm-version" and value.strip().lower() != "auto":
+                from .options import parse_slurm_version
+
+                if parse_slurm_version(value) is None:
+                    raise ConfigError(f"{where}: expected a Slurm release such as \"24.05\", or \"auto\", got {value!r}")
             config.settings[name] = value
         else:
             known = ", ".join(sorted(list(_LIST_KEYS) + ["per-file-ignores", "severity"] + list(_SETTINGS)))

@@ -47,12 +47,20 @@ def rule_page(rule) -> str:
     bad = rule.bad_examples()
     good = rule.good_examples()
     if bad:
-        lines.append("## Example\n\n" + _fence(bad[0].source, language))
+        lines.append("## Example\n\n" + _settings_note(bad[0]) + _fence(bad[0].source, language))
     use_instead = bad[0].fixed if bad and bad[0].fixed is not None else (good[0].source if good else None)
     if use_instead is not None:
         lines.append("## Use instead\n\n" + _fence(use_instead, language))
     lines.append(f"## Fix safety\n\n{_prose(rule.fix_safety) or 'This rule has no automatic fix.'}\n")
     return "\n".join(lines)
+
+
+def _settings_note(example) -> str:
+    """The configuration an example assumes, as it would be written in ``.sbatchlint.toml``."""
+    if not example.settings:
+        return ""
+    written = ", ".join(f'`{name.replace("_", "-")} = "{value}"`' for name, value in example.settings)
+    return f"With {written} in the configuration:\n\n"
 
 
 def index_page() -> str:

@@ -55,6 +55,9 @@ __all__ = [
     "ambiguous",
     "unknown_kind",
     "with_site_options",
+    "DEFAULT_SLURM_VERSION",
+    "parse_slurm_version",
+    "steps_inherit",
     "read_as_short",
     "has_expansion",
     "validate",
@@ -543,6 +546,32 @@ def suggest(table: dict[str, OptionSpec], name: str) -> str | None:
     if len(ranked) > 1 and best_score - ranked[1][1] < _SUGGEST_MARGIN:
         return None
     return best
+
+
+#: The Slurm release the rules assume when the configuration names none.
+DEFAULT_SLURM_VERSION = (24, 5)
+
+
+def parse_slurm_version(text: str):
+    """``"22.05"``, ``"22.05.8"``, ``"slurm 23.11.4"`` → ``(22, 5)`` / ``(23, 11)``; None when
+    the text names no release."""
+    words = str(text).strip().split()
+    if not words:
+        return None
+    parts = words[-1].split(".")
+    if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def steps_inherit(spec: OptionSpec, version) -> bool:
+    """Whether an srun step of Slurm ``version`` takes this header option from the allocation."""
+    if not spec.steps_inherit:
+        return False
+    if spec.not_inherited is not None:
+        first, last = spec.not_inherited
+        return not (first <= tuple(version) < last)
+    return True
 
 
 def with_site_options(table: dict[str, OptionSpec], declared) -> dict[str, OptionSpec]:

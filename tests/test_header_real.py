@@ -121,3 +121,26 @@ def test_extra_options_is_a_configuration_key(tmp_path):
     path = tmp_path / ".sbatchlint.toml"
     path.write_text('extra-options = ["environment="]\n')
     assert load(str(path)).settings["extra_options"] == ["environment="]
+
+
+# -- the target Slurm release (SBL109) -------------------------------------------------------
+def test_slurm_version_on_the_command_line_and_in_the_configuration(tmp_path):
+    from click.testing import CliRunner
+
+    from sbatchlint.cli import main
+
+    job = tmp_path / "job.sh"
+    job.write_text("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --cpus-per-task=8\nsrun python a.py\n")
+    runner = CliRunner()
+    default = runner.invoke(main, ["--isolated", "--select", "SBL109", str(job)])
+    assert default.exit_code == 0, default.output
+    old = runner.invoke(main, ["--isolated", "--select", "SBL109", "--slurm-version", "22.05", str(job)])
+    assert old.exit_code == 1 and "SBL109" in old.output
+    bad = runner.invoke(main, ["--isolated", "--slurm-version", "latest", str(job)])
+    assert bad.exit_code == 2 and "--slurm-version" in bad.output and "Traceback" not in bad.output
+    (tmp_path / ".sbatchlint.toml").write_text('slurm-version = "23.02"\n')
+    configured = runner.invoke(main, ["--select", "SBL109", str(job)])
+    assert configured.exit_code == 1 and "SBL109" in configured.output
+    (tmp_path / ".sbatchlint.toml").write_text('slurm-version = "new"\n')
+    broken = runner.invoke(main, [str(job)])
+    assert broken.exit_code == 2 and "slurm-version" in broken.output

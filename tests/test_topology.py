@@ -12,6 +12,9 @@ from sbatchlint.source import Source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "topology"
 TOPOLOGY = ["SBL105", "SBL107", "SBL108", "SBL109", "SBL110", "SBL111"]
+# The fixtures are jobs for a Slurm 22.05 cluster (the release that stopped passing
+# --cpus-per-task on to srun): SBL109 applies there.
+SETTINGS = {"slurm_version": "22.05"}
 
 # fixture → the findings of the topology rules, as (code, line)
 EXPECTED = {
@@ -32,7 +35,8 @@ def read(name: str) -> str:
 def findings(text: str, select=TOPOLOGY):
     script = Script(Source(text.encode(), "job.sh"))
     return sorted(
-        (d.code, script.source.line_of(d.span.start)) for d in lint_text(text, select) if d.code in select
+        (d.code, script.source.line_of(d.span.start)) for d in lint_text(text, select, settings=SETTINGS)
+        if d.code in select
     )
 
 
@@ -49,23 +53,23 @@ def test_fixture_findings(name):
 @pytest.mark.parametrize("unsafe", [False, True])
 def test_fixture_fixes_converge(name, unsafe):
     text = read(name)
-    fixed = fix_text(text, TOPOLOGY, unsafe=unsafe)
+    fixed = fix_text(text, TOPOLOGY, unsafe=unsafe, settings=SETTINGS)
     script = Script(Source(fixed.encode(), "job.sh"))
     assert not script.errors, "the fixed script no longer parses"
-    assert fix_text(fixed, TOPOLOGY, unsafe=True if unsafe else False) == fixed
+    assert fix_text(fixed, TOPOLOGY, unsafe=True if unsafe else False, settings=SETTINGS) == fixed
     remaining = {code for code, _ in findings(fixed)}
     fixable = {"SBL107", "SBL109", "SBL110"} | ({"SBL105", "SBL111"} if unsafe else set())
     assert not (remaining & fixable & {c for c, _ in EXPECTED[name]})
 
 
 def test_train_cmd_fix_goes_into_the_shared_srun_variable_once():
-    fixed = fix_text(read("torchrun_train_cmd.sbatch"), ["SBL107"])
+    fixed = fix_text(read("torchrun_train_cmd.sbatch"), ["SBL107"], settings=SETTINGS)
     assert fixed.count("--kill-on-bad-exit=1") == 1
     assert 'SRUN_CMD="srun --kill-on-bad-exit=1 --container-image=' in fixed
 
 
 def test_sweep_fixes():
-    fixed = fix_text(read("ntasks_sweep.sbatch"), TOPOLOGY)
+    fixed = fix_text(read("ntasks_sweep.sbatch"), TOPOLOGY, settings=SETTINGS)
     assert "#SBATCH --ntasks-per-node=8\n" in fixed and "--ntasks=16" not in fixed
     assert fixed.count("export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK\n") == 1
     assert "    srun --kill-on-bad-exit=1 --container-image=" in fixed
@@ -103,7 +107,7 @@ def test_rank_removal_keeps_other_assignments_on_the_line():
         srun -K python train.py
         """
     )
-    fixed = fix_text(text, ["SBL105"], unsafe=True)
+    fixed = fix_text(text, ["SBL105"], unsafe=True, settings=SETTINGS)
     assert "export OMP_NUM_THREADS=8\n" in fixed
     assert findings(fixed, ["SBL105"]) == []
 
@@ -121,7 +125,7 @@ def test_rank_in_if_block_is_reported_without_breaking_the_block():
         """
     )
     assert findings(text, ["SBL105"]) == [("SBL105", 5)]
-    assert fix_text(text, ["SBL105"], unsafe=True) == text  # no fix that would empty the block
+    assert fix_text(text, ["SBL105"], unsafe=True, settings=SETTINGS) == text  # no fix that would empty the block
 
 
 def test_loopback_master_addr_only_on_several_nodes():
@@ -193,7 +197,7 @@ def test_kill_on_bad_exit_in_loop_function_and_through_plain_variable():
         """
     )
     assert findings(text, ["SBL107"]) == [("SBL107", 7)]
-    fixed = fix_text(text, ["SBL107"])
+    fixed = fix_text(text, ["SBL107"], settings=SETTINGS)
     assert "$SRUN --kill-on-bad-exit=1 python train.py" in fixed and "SRUN=srun\n" in fixed
 
 
@@ -210,7 +214,7 @@ def test_several_steps_sharing_srun_cmd_get_one_insertion():
         """
     )
     assert findings(text, ["SBL107"]) == [("SBL107", 6), ("SBL107", 7)]
-    fixed = fix_text(text, ["SBL107"])
+    fixed = fix_text(text, ["SBL107"], settings=SETTINGS)
     assert fixed.count("--kill-on-bad-exit=1") == 1
 
 
@@ -244,7 +248,7 @@ def test_cpus_per_task_export_or_step_flag():
 
 def test_cpus_per_task_fix_keeps_crlf():
     text = "#!/bin/bash\r\n#SBATCH --cpus-per-task=8\r\nset -e\r\nsrun python a.py\r\n"
-    fixed = fix_text(text, ["SBL109"])
+    fixed = fix_text(text, ["SBL109"], settings=SETTINGS)
     assert fixed == (
         "#!/bin/bash\r\n#SBATCH --cpus-per-task=8\r\nexport SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK\r\n"
         "set -e\r\nsrun python a.py\r\n"
@@ -274,11 +278,11 @@ def test_uneven_distribution_fix_inside_srun_cmd_and_no_fix_when_uneven():
         $SRUN_CMD python train.py
         """
     )
-    fixed = fix_text(text, ["SBL110"])
+    fixed = fix_text(text, ["SBL110"], settings=SETTINGS)
     assert 'SRUN_CMD="srun -K --ntasks-per-node=8"' in fixed
     uneven = text.replace("--ntasks=32", "--ntasks=30")
     assert findings(uneven, ["SBL110"]) == [("SBL110", 4)]
-    assert fix_text(uneven, ["SBL110"]) == uneven
+    assert fix_text(uneven, ["SBL110"], settings=SETTINGS) == uneven
 
 
 # -- SBL111 ---------------------------------------------------------------------------------------
@@ -294,9 +298,9 @@ def test_gpu_binding_cases():
 
 def test_gpu_binding_fix_on_the_step():
     text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\nsrun -K --gpus-per-task=1 python train.py\n"
-    fixed = fix_text(text, ["SBL111"], unsafe=True)
+    fixed = fix_text(text, ["SBL111"], unsafe=True, settings=SETTINGS)
     assert fixed.endswith("srun -K --gpus-per-node=8 python train.py\n")
-    assert fix_text(text, ["SBL111"]) == text  # unsafe only
+    assert fix_text(text, ["SBL111"], settings=SETTINGS) == text  # unsafe only
     split = job(
         """
         #!/bin/bash
@@ -308,6 +312,26 @@ def test_gpu_binding_fix_on_the_step():
             python train.py
         """
     )
-    fixed = fix_text(split, ["SBL111"], unsafe=True)
+    fixed = fix_text(split, ["SBL111"], unsafe=True, settings=SETTINGS)
     assert fixed.endswith("srun -K \\\n    python train.py\n")
     assert findings(fixed, ["SBL111"]) == []
+
+
+def test_cpus_per_task_depends_on_the_target_release():
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --cpus-per-task=8\nsrun python a.py\n"
+    for version, expected in (("22.05", 1), ("23.02", 1), ("23.11", 0), ("24.05", 0)):
+        found = [d for d in lint_text(text, ["SBL109"], settings={"slurm_version": version})]
+        assert len(found) == expected, version
+    assert lint_text(text, ["SBL109"]) == []  # the default target is 24.05
+    (finding,) = lint_text(text, ["SBL109"], settings={"slurm_version": "23.02.7"})
+    assert "by Slurm 23.02" in finding.message
+
+
+def test_slurm_version_auto_without_sbatch_uses_the_default(monkeypatch):
+    import shutil
+
+    from sbatchlint.model import slurm
+
+    monkeypatch.setattr(slurm, "_DETECTED", {})
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert slurm.target_version({"slurm_version": "auto"}) == (24, 5)

@@ -25,6 +25,7 @@ class Bad:
     contains: Optional[str] = None  # a fragment the message must contain
     title: str = ""
     also: Tuple[str, ...] = ()  # other codes to enable with the rule (e.g. what a suppression names)
+    settings: Tuple[Tuple[str, object], ...] = ()  # configuration the example assumes
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Good:
     source: str
     title: str = ""
     also: Tuple[str, ...] = ()
+    settings: Tuple[Tuple[str, object], ...] = ()  # configuration the example assumes
 
 
 def clean(text: str) -> str:

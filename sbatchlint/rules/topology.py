@@ -7,6 +7,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 from tree_sitter import Node
 
 from .. import options as option_table
+from ..model.slurm import target_version
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
@@ -530,13 +531,18 @@ class CpusPerTaskNotInherited(Rule):
     what = """
         Finds steps of a job whose header asks for `--cpus-per-task` greater than 1, when the step
         gives no `-c`/`--cpus-per-task` of its own and the script has not exported
-        `SRUN_CPUS_PER_TASK` before it.
+        `SRUN_CPUS_PER_TASK` before it. It applies only when the target Slurm release drops the
+        value: from 22.05 up to 23.11. Set the target with `slurm-version = "22.05"` in the
+        configuration or `--slurm-version` (`auto` asks the `sbatch` on the machine); the
+        default, 24.05, passes the value on, so the rule is silent.
     """
     why = """
-        Since Slurm 22.05, srun no longer takes `--cpus-per-task` from the job: the allocation
-        holds the CPUs, but every task of the step is confined to one of them. Data loader
-        workers, tokenization and CPU-side preprocessing then share a single core and the GPUs
-        wait for input.
+        Slurm 22.05 stopped passing `--cpus-per-task` from the job to srun (22.05 release notes:
+        "srun will no longer read in SLURM_CPUS_PER_TASK"): the allocation holds the CPUs, but
+        every task of the step is confined to one of them. Data loader workers, tokenization and
+        CPU-side preprocessing then share a single core and the GPUs wait for input. Slurm 23.11
+        restored it (23.11 release notes: srun reads `SLURM_CPUS_PER_TASK` again), so jobs on
+        newer clusters are not affected.
     """
     fix_safety = """
         Safe: `export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK` right after the header gives every
@@ -545,7 +551,8 @@ class CpusPerTaskNotInherited(Rule):
     """
     examples = (
         Bad(
-            clean(
+            settings=(("slurm_version", "22.05"),),
+            source=clean(
                 """
                 #!/bin/bash
                 #SBATCH --nodes=1
@@ -576,7 +583,8 @@ class CpusPerTaskNotInherited(Rule):
             contains="lines 8, 9",
         ),
         Good(
-            clean(
+            settings=(("slurm_version", "22.05"),),
+            source=clean(
                 """
                 #!/bin/bash
                 #SBATCH --nodes=1
@@ -588,7 +596,8 @@ class CpusPerTaskNotInherited(Rule):
             )
         ),
         Good(
-            clean(
+            settings=(("slurm_version", "22.05"),),
+            source=clean(
                 """
                 #!/bin/bash
                 #SBATCH --nodes=1
@@ -598,9 +607,23 @@ class CpusPerTaskNotInherited(Rule):
                 """
             )
         ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --cpus-per-task=12
+                srun --kill-on-bad-exit=1 uv run python train.py
+                """
+            ),
+            title="the default target, Slurm 24.05, passes --cpus-per-task on",
+        ),
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
+        version = target_version(script.settings)
+        if option_table.steps_inherit(option_table.SBATCH[option_table.CPUS_PER_TASK], version):
+            return  # this release passes the job's --cpus-per-task on to srun
         job = job_geometry(script)
         cpus = job.job_cpus_per_task
         if cpus.value is None or cpus.value <= 1 or cpus.origin is None:
@@ -636,8 +659,8 @@ class CpusPerTaskNotInherited(Rule):
         yield self.report(
             script,
             directive.span,
-            f"`{written}` is not passed on to srun since Slurm 22.05: {where} run each task on one CPU, "
-            "so data loading and preprocessing starve",
+            f"`{written}` is not passed on to srun by Slurm {version[0]}.{version[1]:02d} (22.05 to 23.02 drop it, "
+            f"23.11 passes it on again): {where} run each task on one CPU, so data loading and preprocessing starve",
             fix,
             label="not inherited by srun",
             help="export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK, or give each step --cpus-per-task",
