@@ -5,9 +5,11 @@
 Writes a log of ordinary training lines (srun labels, ranks, time stamps, losses, the kind of
 line a long run is made of) with a failure near its end into a temporary directory, runs the
 command on it in a child process, and prints the child's peak memory (ru_maxrss) and the
-throughput. The log is deleted afterwards. Targets: peak memory at most 100 MB and at least
-150 MB/s; exits 1 when one is missed, so it can gate a release but stays out of the test suite
-(timings are machine-bound: on a shared machine, run it when it is quiet).
+throughput, by the wall clock and by the child's CPU time (user + system: what the command
+itself costs, which a busy shared machine inflates much less than the wall clock). The log is
+deleted afterwards. Targets: peak memory at most 100 MB and at least 150 MB/s of CPU time; exits 1
+when one is missed, so it can gate a release but stays out of the test suite (timings are
+machine-bound).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ SPEED_MB_S = 150
 FAILURE = (
     "13: [rank13]: Traceback (most recent call last):\n"
     '13: [rank13]:   File "/lustre/proj/train.py", line 301, in forward_step\n'
-    "13: [rank13]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB.\n"
+    "13: [rank13]: KeyError: 'labels'\n"
     "srun: error: gpu-b02: task 13: Exited with exit code 1\n"
     "slurmstepd: error: *** STEP 4242.0 ON gpu-b01 CANCELLED AT 2026-12-01T12:00:09 ***\n"
     "srun: error: gpu-b01: tasks 0-7: Terminated\n"
@@ -82,22 +84,28 @@ def main() -> int:
         size = generate(path, args.size_mb)
         print(f"generated {size / 1e6:.0f} MB in {time.perf_counter() - t0:.1f} s")
         env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        best = None
+        best = best_cpu = None
         for _ in range(args.repeat):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             done = subprocess.run([sys.executable, "-m", "sbatchlint", "diagnose", path],
                                   capture_output=True, text=True, env=env)
             elapsed = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             best = elapsed if best is None else min(best, elapsed)
+            best_cpu = cpu if best_cpu is None else min(best_cpu, cpu)
             if done.returncode != 0 or "task 13 on gpu-b02 failed first" not in done.stdout:
                 print(done.stdout + done.stderr)
                 print("diagnose did not find the failure")
                 return 1
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     speed = size / 1e6 / best
+    cpu_speed = size / 1e6 / best_cpu
     print(f"peak memory {peak_mb:.0f} MB (target <= {MEMORY_MB})")
-    print(f"{best:.2f} s: {speed:.0f} MB/s (target >= {SPEED_MB_S})")
-    return 0 if peak_mb <= MEMORY_MB and speed >= SPEED_MB_S else 1
+    print(f"wall clock {best:.2f} s: {speed:.0f} MB/s (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+    print(f"CPU time {best_cpu:.2f} s: {cpu_speed:.0f} MB/s (target >= {SPEED_MB_S})")
+    return 0 if peak_mb <= MEMORY_MB and cpu_speed >= SPEED_MB_S else 1
 
 
 if __name__ == "__main__":

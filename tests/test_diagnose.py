@@ -301,3 +301,53 @@ def test_diagnosis_pages_are_current(root):
     for kind in catalog.KINDS:
         if kind.example:
             assert "## Example log" in wanted[f"{kind.id}.md"] and f"{kind.id}: " in wanted[f"{kind.id}.md"]
+
+
+def test_what_tasks_print_after_the_time_limit_is_no_cause(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text(
+        "0: [2026-01-05 10:00:01,000] [rank0] iteration 40\n"
+        "slurmstepd: error: *** JOB 77 ON g1 CANCELLED AT 2026-01-05T10:00:05 DUE TO TIME LIMIT ***\n"
+        "1: [rank1]: RuntimeError: Connection closed by peer [10.0.0.2]:1234\n"
+        "srun: error: g1: task 0: Terminated\n"
+        "srun: error: g2: task 1: Exited with exit code 1\n")
+    v = verdict(log)
+    assert v.first is None and ids(v) == ["time-limit"]
+
+
+def test_two_root_cause_blocks_in_a_same_second_tie(tmp_path):
+    """Each torchrun agent prints its own Root Cause; rank 0 being one of them is no evidence."""
+    def summary(host, rank, code, pid):
+        return "".join(f"{host}: {line}\n" for line in [
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+            "============================================================",
+            "train.py FAILED", "------------------------------------------------------------",
+            "Failures:", "  <NO_OTHER_FAILURES>", "------------------------------------------------------------",
+            "Root Cause (first observed failure):", "[0]:", "  time      : 2026-03-03_04:05:06",
+            f"  host      : {host}", f"  rank      : {rank} (local_rank: {rank % 8})", f"  exitcode  : {code} (pid: {pid})",
+            "  error_file: <N/A>", "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+            "============================================================"])
+
+    log = tmp_path / "job.log"
+    log.write_text(
+        "dgx1: [default0]:[rank0]: RuntimeError: NCCL communicator was aborted on rank 0.\n"
+        "dgx2: [default1]:[rank9]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB.\n"
+        + summary("dgx1", 0, 1, 1001) + summary("dgx2", 9, 1, 2002)
+        + "srun: error: dgx1: task 0: Exited with exit code 1\nsrun: error: dgx2: task 1: Exited with exit code 1\n")
+    v = verdict(log)
+    assert (v.first.rank, v.first.host, v.first.task) == (9, "dgx2", 1)
+    assert [u.rank for u in v.tie] == [0] and v.ordered_by == "time stamps"
+    assert ids(v)[0] == "cuda-out-of-memory"
+
+
+@pytest.mark.parametrize("prefix, rank, host", [
+    ("[gpu-07:3]: [rank11]: ", 11, "gpu-07"),
+    ("trainer/0 [default1]:[rank1]: ", 1, None),
+    ("node-12: [rank5]: ", 5, "node-12"),
+])
+def test_prefix_shapes(tmp_path, prefix, rank, host):
+    log = tmp_path / "job.log"
+    log.write_text(f"{prefix}AssertionError: shapes differ\n")
+    v = verdict(log)
+    assert v.first.rank == rank and v.first.host == host
+    assert ids(v) == ["python-exception"]

@@ -87,7 +87,8 @@ def diagnose(paths: List[str], stdin: Optional[BinaryIO] = None, job: Optional[J
     if needs and all(log.rereadable for log in logs):
         patterns = tuple(p for need in sorted(needs) for p in SECOND_PASS[need])
         collector.wants = needs
-        collector.stop_at = _first_line(verdict) if needs == {"rank0"} else None
+        # rank 0's last lines and the sizes printed at start-up are found before the first failure
+        collector.stop_at = _first_line(verdict) if needs <= {"rank0", "sizes"} else None
         for log in logs:
             collector.log = log.index
             handle = log.open()

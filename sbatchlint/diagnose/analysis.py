@@ -126,6 +126,9 @@ def analyse(collector: Collector, job: Optional[JobRecord] = None) -> Verdict:
     cancels = [e for e in collector.events if e.kind == "cancel"]
     first_cancel = min((e.order for e in cancels), default=None)
     _victims_after_cancel(units, first_cancel)
+    external = [e for e in cancels if "TIME LIMIT" in e.detail["why"] or "NODE FAIL" in e.detail["why"]]
+    if external:
+        _victims_of(units, min(e.order for e in external))
     notes: List[str] = []
 
     causes = [u for u in units.values() if u.cls == CAUSE]
@@ -240,7 +243,10 @@ def _units(collector: Collector, year: int) -> Dict[Tuple, Unit]:
         if key is None:
             anonymous.append(event)
         else:
-            unit(key).events.append(event)
+            u = unit(key)
+            u.events.append(event)
+            if u.host is None and event.line.origin.host is not None:
+                u.host = event.line.origin.host
     for block in collector.blocks:
         _block_unit(block, unit, units, task_of_rank, srun_native)
     # Lines without a prefix belong to the task that failed on its own, when only one did.
@@ -301,6 +307,13 @@ def _victims_after_cancel(units: Dict[Tuple, Unit], first_cancel: Optional[int])
             if e.kind == "exit" and e.order > first_cancel:
                 e.detail["victim"] = True
         _classify(u, None)
+
+
+def _victims_of(units: Dict[Tuple, Unit], order: int) -> None:
+    """After a time limit or a node failure, what tasks print on their way out is no cause."""
+    for u in units.values():
+        if u.cls in (CAUSE, PEER, EXITED) and u.order is not None and u.order > order:
+            u.cls = VICTIM
 
 
 def _classify(u: Unit, year: Optional[int]) -> None:

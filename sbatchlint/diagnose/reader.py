@@ -32,7 +32,7 @@ PREFILTER: Tuple[Pattern[bytes], ...] = (
 SECOND_PASS: Dict[str, Tuple[Pattern[bytes], ...]] = {
     "messages": (re.compile(rb"ommand not found"), re.compile(rb"must be launched"), re.compile(rb"No space left")),
     "world": (re.compile(rb"world|WORLD"),),
-    "sizes": (re.compile(rb"xperts?\b|parallel_size"),),
+    "sizes": (re.compile(rb"xpert"), re.compile(rb"parallel_size")),
     "rank0": (re.compile(rb"\[rank0\]"), re.compile(rb"\n *0: ")),
 }
 
