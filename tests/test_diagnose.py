@@ -351,3 +351,20 @@ def test_prefix_shapes(tmp_path, prefix, rank, host):
     v = verdict(log)
     assert v.first.rank == rank and v.first.host == host
     assert ids(v) == ["python-exception"]
+
+
+@pytest.mark.parametrize("record, expected", [
+    (dict(state="TIMEOUT", exit_code="0:15"), "time-limit"),
+    (dict(state="FAILED", exit_code="0:53", reason="JobLaunchFailure"), "missing-output-directory"),
+    (dict(state="OUT_OF_MEMORY", exit_code="0:125"), "host-out-of-memory"),
+    (dict(state="NODE_FAIL", exit_code="0:0"), "node-failure"),
+])
+def test_slurm_accounting_adds_what_the_log_does_not_say(tmp_path, record, expected):
+    """diagnose --job (reading a job by its id) hands the job's state and exit code in."""
+    from sbatchlint.diagnose.job import JobRecord
+
+    log = tmp_path / "job.log"
+    log.write_text("[2026-01-05 10:00:01,000] [rank0] iteration 40\n")
+    assert not verdict(log).found
+    v = verdict(log, job=JobRecord(job_id="77", source="sacct", **record))
+    assert ids(v) == [expected] and v.found

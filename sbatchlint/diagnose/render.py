@@ -149,7 +149,8 @@ def text(result, paths: List[str], color: bool = False) -> str:
             out.append(f"  rule: {code} {names.get(code, '')} (sbatchlint explain {code})")
     if verdict.victims:
         out.append("")
-        out.append(f"stopped after it: {_tasks_text(verdict.victims)}")
+        after = "stopped after it" if verdict.first is not None else "stopped"
+        out.append(f"{after}: {_tasks_text(verdict.victims)}")
     if verdict.exit_codes:
         out.append("")
         out.append("exit codes:")
