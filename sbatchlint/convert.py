@@ -42,6 +42,7 @@ from .model.launch import (
     as_int,
     launches,
 )
+from .model import variables
 from .model.workload import Workload, entry_workload
 from .model.values import Word
 from .source import Source
@@ -71,13 +72,14 @@ RENDEZVOUS = frozenset(
         "rdzv_endpoint", "rdzv_id", "rdzv_conf", "standalone", "module", "use_env",
     }
 )
-# Variables whose value differs between the tasks of a step: a task must expand them itself.
-PER_TASK = re.compile(
-    r"^(SLURM_PROCID|SLURM_LOCALID|SLURM_NODEID|SLURMD_NODENAME|SLURM_GTIDS|SLURM_STEP_\w+|RANK|LOCAL_RANK|"
-    r"NODE_RANK|GROUP_RANK|LOCAL_WORLD_SIZE|CUDA_VISIBLE_DEVICES)$"
-)
 SAFE_WORD = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
 SYSTEM_DIRS = ("/tmp", "/dev", "/proc", "/sys", "/root", "/usr", "/opt", "/etc", "/bin", "/lib", "/var", "/run")
+
+
+def _per_task(name: str) -> bool:
+    """The value differs between the tasks of a step, or only a launcher sets it: a task must
+    expand it itself."""
+    return variables.scope_of(name) in variables.TASK_EXPANDS_SCOPES
 
 
 class ConvertError(Exception):
@@ -266,7 +268,7 @@ def convert(request: Request) -> Result:
         )
     host = sorted({
         p.name for w in parsed.args for p in w.pieces
-        if not p.known and p.name and not PER_TASK.match(p.name) and not p.name.startswith("SLURM_")
+        if not p.known and p.name and not _per_task(p.name) and not p.name.startswith("SLURM_")
     })
     if host:
         names = ", ".join(f"${n}" for n in host)
@@ -427,7 +429,7 @@ def _direct_argument(parsed: Parsed, word: Word) -> str:
     """An argument on srun's command line: as written in the command (the batch shell expands it
     the same way the interactive shell did)."""
     for piece in word.pieces:
-        if not piece.known and piece.name and PER_TASK.match(piece.name):
+        if not piece.known and piece.name and _per_task(piece.name):
             raise ConvertError(
                 f"the command expands ${piece.name}, which differs per task: srun's command line would give every task "
                 "the batch shell's value; read it in the script or use --launcher torchrun"
@@ -456,7 +458,7 @@ def _string_argument(parsed: Parsed, word: Word) -> str:
             raise ConvertError(f"cannot place `{word.text}` of the command")
         raw = parsed.source.text(piece.span)
         name = piece.name or ""
-        task = bool(PER_TASK.match(name)) or name.startswith("SLURM_")
+        task = _per_task(name) or name.startswith("SLURM_")
         expansion = ("\\" + raw) if task and raw.startswith("$") else raw
         out.append(f'\\"{expansion}\\"' if piece.quote == '"' else expansion)
     flush()

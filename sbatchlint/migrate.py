@@ -46,9 +46,11 @@ from .model.launch import (
     launches_of,
     task_layout,
 )
+from .model import variables
 from .model.steps import Step
+from .model.tasks import tasks_running
 from .model.workload import Workload, classify
-from .shell import ancestors, walk
+from .shell import walk
 from .source import Source, Span
 
 # torchrun options that only describe the rendezvous or the per-node process count: srun and
@@ -60,8 +62,7 @@ DROPPED = frozenset(
     }
 )
 # Batch-shell variables that fed torchrun's rendezvous or that torchrun overwrote in its workers.
-RENDEZVOUS_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK")
-PER_TASK_TEST = re.compile(r"\$\{?(SLURM_LOCALID|SLURM_PROCID|SLURM_NODEID|LOCAL_RANK|NODE_RANK|RANK)\b")
+RENDEZVOUS_VARIABLES = ("MASTER_ADDR", "MASTER_PORT") + variables.HAND_SET_RANKS + (variables.WORLD_SIZE,)
 _SPACE = b" \t"
 
 
@@ -94,7 +95,7 @@ def _plan(script, launch: Launch) -> Fix:
         raise Refused("some of torchrun's options come from a value only known at run time")
     if step.options_incomplete:
         raise Refused("some of srun's options come from a value only known at run time")
-    if _guarded_per_task(launch):
+    if launch.in_string and tasks_running(script, launch.command).tested:
         raise Refused("the launch runs only in some tasks (a per-task condition in its command string)")
     if launch.kind == TORCH_LAUNCH and not launch.has("use_env"):
         raise Refused("torch.distributed.launch passes `--local_rank` to the script, which srun cannot do")
@@ -152,30 +153,6 @@ def _check_process_count(launch: Launch, gpus: int) -> None:
                 f"torchrun starts {count} process{'es' if count != 1 else ''} per node for {gpus} GPUs per node: "
                 "one task per GPU would change the world size (make them equal first, SBL104)"
             )
-
-
-def _guarded_per_task(launch: Launch) -> bool:
-    """Inside the task's shell, the launch runs only where a per-task test lets it
-    (``[ "$SLURM_LOCALID" = 0 ] && torchrun …``, ``if [ $SLURM_PROCID = 0 ]; then torchrun …``)."""
-    if not launch.in_string:
-        return False
-    node = launch.command.node
-    for parent in ancestors(node):
-        if parent.type in ("if_statement", "elif_clause", "while_statement", "case_statement", "list"):
-            for child in parent.children:
-                if _contains(child, node) or child.type in ("else_clause", "elif_clause"):
-                    continue
-                if parent.type == "list" and child.type not in ("test_command", "command"):
-                    continue  # ``if …; fi && launch``: the launch itself runs everywhere
-                text = child.text.decode("utf-8", errors="replace") if child.text else ""
-                if PER_TASK_TEST.search(text):
-                    return True
-        node = parent
-    return False
-
-
-def _contains(outer, inner) -> bool:
-    return outer.start_byte <= inner.start_byte and inner.end_byte <= outer.end_byte
 
 
 # -- tasks per node --------------------------------------------------------------------------------

@@ -19,23 +19,15 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ..model import variables as env_table
 from .module import PythonModule, deep_recursion
 from .nodes import argument, last_name, string_value, walk
 
 # torchrun's per-worker variables; an srun-native task has none of them.
-TORCHRUN_VARIABLES = frozenset({
-    "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
-    "ROLE_WORLD_SIZE", "ROLE_NAME", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT",
-    "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_USE_AGENT_STORE",
-})
+TORCHRUN_VARIABLES = env_table.TORCHRUN_SET
 # What srun sets in every task that means the same thing.
-SLURM_COUNTERPART = {"WORLD_SIZE": "SLURM_NTASKS", "RANK": "SLURM_PROCID", "LOCAL_RANK": "SLURM_LOCALID"}
-SLURM_TASK_VARIABLES = frozenset({
-    "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID",
-    "SLURM_JOBID", "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_NNODES", "SLURM_JOB_NUM_NODES",
-    "SLURM_STEP_NUM_TASKS", "SLURM_STEP_NUM_NODES", "SLURM_NODELIST", "SLURM_JOB_NODELIST",
-    "SLURM_STEP_NODELIST", "SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_SUBMIT_DIR",
-})
+SLURM_COUNTERPART = {v.name: v.slurm for v in env_table.TABLE if v.set_by == env_table.TORCHRUN and v.slurm}
+SLURM_TASK_VARIABLES = env_table.SRUN_TASK
 ENVIRON = ("os.environ",)
 ENV_GETTERS = ("os.environ.get", "os.getenv")
 EXITS = ("sys.exit", "exit", "quit", "os._exit", "builtins.exit", "builtins.quit")

@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from ..model import variables
 from .module import PythonModule, deep_recursion
 from .nodes import argument, last_name, string_value, walk
 
@@ -42,7 +43,7 @@ RANK_ZERO_PREDICATES = frozenset({
     "is_global_zero", "is_master", "is_main", "is_first_rank", "is_local_main_process", "is_local_rank_0",
     "is_world_process_zero", "is_local_process_zero", "is_rank_zero_process",
 })
-RANK_VARIABLES = ("RANK", "LOCAL_RANK", "SLURM_PROCID", "SLURM_LOCALID")
+RANK_VARIABLES = variables.RANK_OR_LOCAL
 EXITS = ("sys.exit", "exit", "quit", "os._exit")
 MAX_EVENTS = 400
 MAX_CALL_DEPTH = 6

@@ -28,9 +28,9 @@ from ..model.containers import (
 from ..model.geometry import geometry
 from ..model.workload import Run
 from ..model.steps import Command, Step, StepOption
+from ..model.tasks import tasks_running
 from ..model.values import Value, Word
 from ..registry import register
-from ..shell import ancestors
 from ..source import Span
 from .base import Bad, Good, Rule, clean
 
@@ -54,7 +54,6 @@ UV_SYNC_OPTIONS = frozenset(
         "--index --default-index --index-url --extra-index-url --find-links -f --active --directory --project"
     ).split()
 )
-GUARD = re.compile(r"\b(SLURM_LOCALID|SLURM_PROCID|SLURM_NODEID|LOCAL_RANK|NODE_RANK|RANK)\b")
 TRIVIAL_PROGRAMS = frozenset(
     "true false hostname nvidia-smi echo env printenv sleep date pwd uname id whoami nproc".split()
 )
@@ -1162,18 +1161,6 @@ def _uv_syncs(analysis: Containers, step: Step) -> List[UvSync]:
     return out
 
 
-def _guarded(command: Command) -> bool:
-    """Whether the command runs only in some tasks (``if [ "$SLURM_LOCALID" -eq 0 ]; then …``)."""
-    if not command.in_string:
-        return False
-    for node in ancestors(command.node):
-        if node.type in ("if_statement", "elif_clause", "list", "case_statement", "while_statement"):
-            text = node.text.decode("utf-8", "replace") if node.text is not None else ""
-            if GUARD.search(text):
-                return True
-    return False
-
-
 def _warmup(script, analysis: Containers, step: Step, sync: UvSync) -> Optional[str]:
     """The one-task ``srun … uv sync`` line for a step, with the step's container flags."""
     data = script.data
@@ -1236,8 +1223,29 @@ class ConcurrentUvSync(Rule):
     what = """
         Finds multi-node steps whose task runs `uv sync`, or `uv run` without `--no-sync` or
         `--no-project` (and without `UV_NO_SYNC` set), in every task: no earlier one-task step
-        ran the sync, and no `SLURM_LOCALID`/`SLURM_PROCID` test limits it to some tasks.
+        ran the sync, and no per-task test limits it to some tasks.
         `uv run --frozen` and `--locked` still sync the environment, so they count.
+
+        Which tasks run the sync is read from the test that decides whether the task's shell
+        reaches it (an `if`/`elif`/`while` condition, a `case` pattern, the left side of `&&` or
+        `||`), never from the block's body or the command's own arguments: an
+        `echo "task $SLURM_PROCID"` next to the sync, or `--node_rank=$SLURM_NODEID` on the
+        launch it runs, limits nothing. The verdict for each answer:
+
+        - every task of the step: reported;
+        - one task (`[ "$SLURM_PROCID" = 0 ]`, a `--ntasks=1` step): not reported, that is the
+          warm-up;
+        - one task per node (`[ "$SLURM_LOCALID" -eq 0 ]`): not reported, the usual pattern when
+          each node's container holds its own environment (where the environment is on a
+          shared filesystem those per-node syncs still race, which the rule cannot tell);
+        - the tasks of one node (`$SLURM_NODEID`), another part of the tasks (an `else` branch,
+          a `-lt` test) or a het-job component: not reported;
+        - unknown, not reported: a test of a launcher's variable (`[ "$RANK" = 0 ]`: srun sets
+          no `RANK`, so the test is false or an error in every task unless the task string sets
+          it), or a test the rule cannot read;
+        - a test the batch shell expanded while building a double-quoted string
+          (`bash -c "if [ $SLURM_LOCALID -eq 0 ]; …"`) holds task 0's value in every task: it
+          limits nothing, and the sync is reported (SBL201 reports the expansion).
     """
     why = """
         Every task then resolves, downloads and installs into the same shared cache and virtual
@@ -1386,10 +1394,11 @@ class ConcurrentUvSync(Rule):
             container = analysis.for_step(step)
             if batch_sync_at is not None and batch_sync_at < start and not container.containerized:
                 continue
-            unguarded = [s for s in syncs if not _guarded(s.command)]
-            if not unguarded:
+            racing = [(s, tasks_running(script, s.command)) for s in syncs]
+            racing = [(s, who) for s, who in racing if not who.tested]  # no per-task test narrows it
+            if not racing:
                 continue
-            sync = unguarded[0]
+            sync, who = racing[0]
             fix = None
             place = statement_line(script, step)
             text = _warmup(script, analysis, step, sync) if place is not None else None

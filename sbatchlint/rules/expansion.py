@@ -22,82 +22,13 @@ from ..model.boundary import (
     late_expansions,
     reaching_assignments,
 )
+from ..model import variables
 from ..model.geometry import geometry
 from ..registry import register
 from .base import Bad, Good, Rule, clean
 
-# -- which variables differ between tasks, nodes, steps --------------------------------------------
-# Slurm sets these per task; the batch shell holds the batch step's own (task 0 of node 0).
-TASK_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID"})
-# Set per task by launchers (torchrun, MPI), never by the batch shell: empty or stale there.
-LAUNCHER_VARIABLES = frozenset(
-    {
-        "RANK",
-        "LOCAL_RANK",
-        "NODE_RANK",
-        "GROUP_RANK",
-        "ROLE_RANK",
-        "PMI_RANK",
-        "PMIX_RANK",
-        "OMPI_COMM_WORLD_RANK",
-        "OMPI_COMM_WORLD_LOCAL_RANK",
-        "OMPI_COMM_WORLD_NODE_RANK",
-    }
-)
-# The same for the tasks of one node, different between nodes.
-NODE_VARIABLES = frozenset({"SLURM_NODEID", "SLURMD_NODENAME", "SLURM_TOPOLOGY_ADDR", "HOSTNAME"})
-# Set for the step (SLURM_STEP_* too): the batch shell is not part of the step.
-STEP_VARIABLES = frozenset({"SLURM_STEPID", "SLURM_GTIDS", "SLURM_TASK_PID", "SLURM_SRUN_COMM_PORT"})
-# The GPUs a task sees: per task when GPUs are bound per task, else the node's.
-GPU_VARIABLES = frozenset({"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"})
-# The same in every task of a job.
-JOB_VARIABLES = frozenset(
-    {
-        "SLURM_JOB_ID",
-        "SLURM_JOBID",
-        "SLURM_JOB_NAME",
-        "SLURM_JOB_NUM_NODES",
-        "SLURM_NNODES",
-        "SLURM_JOB_NODELIST",
-        "SLURM_NODELIST",
-        "SLURM_NTASKS",
-        "SLURM_NPROCS",
-        "SLURM_NTASKS_PER_NODE",
-        "SLURM_TASKS_PER_NODE",
-        "SLURM_JOB_CPUS_PER_NODE",
-        "SLURM_CPUS_ON_NODE",
-        "SLURM_CPUS_PER_TASK",
-        "SLURM_GPUS_ON_NODE",
-        "SLURM_GPUS_PER_NODE",
-        "SLURM_JOB_PARTITION",
-        "SLURM_JOB_ACCOUNT",
-        "SLURM_JOB_QOS",
-        "SLURM_SUBMIT_DIR",
-        "SLURM_SUBMIT_HOST",
-        "SLURM_CLUSTER_NAME",
-        "SLURM_ARRAY_JOB_ID",
-        "SLURM_ARRAY_TASK_ID",
-        "SLURM_ARRAY_TASK_COUNT",
-        "SLURM_ARRAY_TASK_MIN",
-        "SLURM_ARRAY_TASK_MAX",
-        "SLURM_RESTART_COUNT",
-    }
-)
-# srun sets these again for each step (its node/task counts, its CPUs and GPUs): escaped, a step
-# that uses part of the allocation would see its own value, not the job's.
-STEP_OVERRIDDEN = frozenset(
-    {
-        "SLURM_NNODES",
-        "SLURM_NODELIST",
-        "SLURM_NTASKS",
-        "SLURM_NPROCS",
-        "SLURM_NTASKS_PER_NODE",
-        "SLURM_TASKS_PER_NODE",
-        "SLURM_CPUS_ON_NODE",
-        "SLURM_CPUS_PER_TASK",
-        "SLURM_GPUS_ON_NODE",
-    }
-)
+# -- which variables differ between tasks, nodes, steps (the table: model/variables.py) ---------------
+PER_STEP_VALUE = variables.PER_STEP_VALUE
 # Step options that make a step use less (or other) than the whole allocation.
 PARTIAL_STEP_OPTIONS = (
     option_table.NODES,
@@ -118,18 +49,11 @@ def early_scope(name: str, script, step) -> Optional[str]:
     """How a variable's value varies for this step: "task", "node", "launcher", "step", "gpu"
     (each task has its own), "job" (the same everywhere), or None (not a variable Slurm or a
     launcher provides)."""
-    if name in TASK_VARIABLES:
-        return "task"
-    if name in LAUNCHER_VARIABLES:
-        return "launcher"
-    if name in NODE_VARIABLES:
-        return "node"
-    if name in STEP_VARIABLES or name.startswith("SLURM_STEP_"):
-        return "step"
-    if name in GPU_VARIABLES:
+    scope = variables.scope_of(name)
+    if scope == variables.GPU:
         return "gpu" if _gpus_bound_per_task(script, step) else "job"
-    if name in JOB_VARIABLES:
-        return "job"
+    if scope in (variables.TASK, variables.LAUNCHER, variables.NODE, variables.STEP, variables.JOB):
+        return scope
     return None
 
 
@@ -155,21 +79,6 @@ def _same_as_batch_shell(name: str, scope: str, script, step) -> bool:
     return shape.nodes.value == 1
 
 
-# What Slurm itself sets per task for each launcher variable.
-SLURM_EQUIVALENT = {
-    "RANK": "SLURM_PROCID",
-    "ROLE_RANK": "SLURM_PROCID",
-    "PMI_RANK": "SLURM_PROCID",
-    "PMIX_RANK": "SLURM_PROCID",
-    "OMPI_COMM_WORLD_RANK": "SLURM_PROCID",
-    "LOCAL_RANK": "SLURM_LOCALID",
-    "OMPI_COMM_WORLD_LOCAL_RANK": "SLURM_LOCALID",
-    "NODE_RANK": "SLURM_NODEID",
-    "GROUP_RANK": "SLURM_NODEID",
-    "OMPI_COMM_WORLD_NODE_RANK": "SLURM_NODEID",
-}
-
-
 def _assigned_by_task(step, name: str) -> bool:
     """The task command string assigns the variable itself (``export RANK=$SLURM_PROCID; …``)."""
     return step.task_values is not None and step.task_values.defined(name)
@@ -177,7 +86,7 @@ def _assigned_by_task(step, name: str) -> bool:
 
 # The batch shell's host is the job's first node: its name frozen early is the usual way to give
 # every task the rendezvous host (MASTER_ADDR=$SLURMD_NODENAME, --rdzv_endpoint=$HOSTNAME:29500).
-HOST_NAME_VARIABLES = frozenset({"SLURMD_NODENAME", "HOSTNAME", "SLURM_TOPOLOGY_ADDR"})
+HOST_NAME_VARIABLES = variables.HOST_NAMES
 RENDEZVOUS_HINTS = ("MASTER", "ADDR", "ENDPOINT", "RDZV", "HEAD", "COORD", "LEADER", "HOST", "SERVER", "DIST_URL", "INIT_METHOD")
 
 
@@ -234,7 +143,7 @@ def _bash_c_form(occurrence: Occurrence, name: str) -> str:
 # srun opens these files for the tasks; a value the batch shell filled in is the same for all of them.
 FILE_NAME_OPTIONS = ("output", "error", "input")
 # The per-task values srun can put into a file name itself (its %t and %n patterns).
-FILE_NAME_PATTERN = {"SLURM_PROCID": "%t", "SLURM_NODEID": "%n"}
+FILE_NAME_PATTERN = variables.FILE_PATTERN
 # Scopes whose variable was meant to tell the tasks' (or nodes') files apart.
 FILE_NAME_SCOPES = ("task", "node", "launcher")
 
@@ -243,7 +152,7 @@ def _file_name_pattern(name: str) -> Optional[str]:
     """srun's pattern for what the variable holds in a task (None: srun has none)."""
     if name in HOST_NAME_VARIABLES:
         return "%N"
-    return FILE_NAME_PATTERN.get(SLURM_EQUIVALENT.get(name, name))
+    return FILE_NAME_PATTERN.get(variables.slurm_equivalent(name) or name)
 
 
 def _value_start(option, text: str) -> int:
@@ -617,7 +526,7 @@ class PerTaskVariableExpandedEarly(Rule):
             fix = None
             if scope == "launcher" and not all(_assigned_by_task(o.step, entry.name) for o in relevant):
                 # The task's shell has no such variable either: escaping would not give it a value.
-                help = f"use Slurm's per-task value instead: `\\${SLURM_EQUIVALENT.get(entry.name, 'SLURM_PROCID')}`"
+                help = f"use Slurm's per-task value instead: `\\${variables.slurm_equivalent(entry.name) or variables.SLURM_RANK}`"
             elif entry.escapable:
                 fix = Fix.safe(f"escape it as `{escaped}` so each task's shell expands it", entry.escape())
                 help = f"write `{escaped}` so each task's shell expands its own value"
@@ -726,7 +635,7 @@ class JobVariableExpandedEarly(Rule):
             )
             reason = entry.reason
             fixable = entry.escapable
-            if fixable and entry.name in STEP_OVERRIDDEN:
+            if fixable and entry.name in PER_STEP_VALUE:
                 partial = [s for s in steps if s.options_incomplete or s.has(*PARTIAL_STEP_OPTIONS)]
                 if partial:
                     fixable = False
@@ -746,16 +655,16 @@ class JobVariableExpandedEarly(Rule):
 # -- SBL203 ----------------------------------------------------------------------------------------
 # Set by Slurm or a launcher in every task's environment.
 PROVIDED_PREFIXES = ("SLURM_", "SLURMD_", "PMI_", "PMIX_", "OMPI_")
-PROVIDED = GPU_VARIABLES | {"NVIDIA_VISIBLE_DEVICES"}
+PROVIDED = frozenset(v.name for v in variables.TABLE if v.scope == variables.GPU) | {"NVIDIA_VISIBLE_DEVICES"}
 # Every shell sets these itself.
 SHELL_VARIABLES = frozenset(
     {
         "BASH", "BASHPID", "BASH_SOURCE", "BASH_VERSION", "BASH_LINENO", "EPOCHREALTIME",
-        "EPOCHSECONDS", "EUID", "FUNCNAME", "GROUPS", "HOSTNAME", "HOSTTYPE", "IFS", "LINENO",
+        "EPOCHSECONDS", "EUID", "FUNCNAME", "GROUPS", "HOSTTYPE", "IFS", "LINENO",
         "MACHTYPE", "OLDPWD", "OPTARG", "OPTIND", "OSTYPE", "PIPESTATUS", "PPID", "PS1", "PS2",
         "PS4", "PWD", "RANDOM", "REPLY", "SECONDS", "SHELLOPTS", "SHLVL", "SRANDOM", "UID",
     }
-)
+) | variables.SHELL_SET
 # Inherited from the login environment, hence already exported before the script assigns them.
 LOGIN_VARIABLES = frozenset(
     {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "MAIL", "LC_ALL", "LC_CTYPE", "TZ"}

@@ -28,11 +28,11 @@ from ..model.launch import (
     literal_span,
 )
 from ..model.steps import Step
+from ..model.tasks import tasks_running
 from ..model.workload import Workload, classify
 from ..parallelism import expert_group
 from ..registry import register
 from .. import shell
-from ..shell import ancestors
 from ..source import Span
 from .base import Bad, Good, Rule, clean
 
@@ -54,30 +54,10 @@ def _env_sets(script, launch: Launch, *options: str) -> bool:
     return any(name in script.values.assignments for name in names)
 
 
-PER_TASK_NAMES = ("LOCALID", "LOCAL_RANK", "PROCID", "NODEID", "RANK")
-
-
-def _guarded_per_task(launch: Launch) -> bool:
-    """Inside the task's shell, the launch runs only in some tasks (``if [ $SLURM_LOCALID = 0 ]``,
-    ``[ "$SLURM_PROCID" = 0 ] && torchrun …``). Only what decides whether the launch runs counts:
-    an ``if``/``while`` condition, a ``case`` subject, the commands before it in an ``&&`` list —
-    never the launch's own arguments (``--node_rank=$SLURM_NODEID``)."""
-    if not launch.in_string:
-        return False
-    command = launch.command.node
-    for node in ancestors(command):
-        if node.type in ("if_statement", "elif_clause", "while_statement"):
-            deciding = node.children_by_field_name("condition")
-        elif node.type == "case_statement":
-            deciding = [c for c in [node.child_by_field_name("value")] if c is not None]
-        elif node.type == "list":
-            deciding = [c for c in node.children if c.end_byte <= command.start_byte]
-        else:
-            continue
-        text = b"".join(c.text or b"" for c in deciding).decode("utf-8", errors="replace")
-        if any(name in text for name in PER_TASK_NAMES):
-            return True
-    return False
+def _guarded_per_task(script, launch: Launch) -> bool:
+    """Inside the task's shell, a per-task test decides whether the launch runs
+    (``if [ $SLURM_LOCALID = 0 ]``, ``[ "$SLURM_PROCID" = 0 ] && torchrun …``)."""
+    return launch.in_string and tasks_running(script, launch.command).tested
 
 
 def _nodes_phrase(geo: Geometry) -> str:
@@ -316,7 +296,7 @@ class TorchrunMultipleTasksPerNode(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
-            if not launch.elastic or launch.entry is None or launch.unparsed or _guarded_per_task(launch):
+            if not launch.elastic or launch.entry is None or launch.unparsed or _guarded_per_task(script, launch):
                 continue
             step = launch.step
             layout = task_layout(script, step)

@@ -9,6 +9,7 @@ from tree_sitter import Node
 from .. import options as option_table
 from ..model.slurm import target_version
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
+from ..model import variables
 from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
 from ..model.workload import training_launch, uses_gpus
@@ -70,14 +71,9 @@ def _delete_directive(script, origin: Origin) -> Optional[Edit]:
 
 
 # -- SBL105 -------------------------------------------------------------------------------------------
-PER_TASK_VARIABLES = frozenset(
-    {
-        "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_STEP_NODEID", "SLURM_GTIDS",
-        "PMI_RANK", "PMIX_RANK", "PMI_LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-        "OMPI_COMM_WORLD_NODE_RANK", "MV2_COMM_WORLD_RANK",
-    }
-)
-RANK_VARIABLES = ("RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK")
+# A value that differs per task (Slurm's, a launcher's): set once in the batch shell, it is task 0's.
+PER_TASK_VARIABLES = variables.INDEX
+RANK_VARIABLES = variables.HAND_SET_RANKS
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "127.0.1.1"})
 STATEMENT_BLOCKS = frozenset({"program", "compound_statement", "do_group"})
 BRANCHES = frozenset({"if_statement", "elif_clause", "else_clause", "case_item", "list"})
