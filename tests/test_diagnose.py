@@ -368,3 +368,16 @@ def test_slurm_accounting_adds_what_the_log_does_not_say(tmp_path, record, expec
     assert not verdict(log).found
     v = verdict(log, job=JobRecord(job_id="77", source="sacct", **record))
     assert ids(v) == [expected] and v.found
+
+
+def test_job_script_secrets_stay_hidden_and_a_bad_script_is_bad_input(tmp_path):
+    secret = "wb" + "7Kq2" * 9
+    job = tmp_path / "job.sbatch"
+    job.write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+                   f"export WANDB_API_KEY={secret}\nsrun python train.py\n")
+    log = tmp_path / "job.log"
+    log.write_text(f"1: RuntimeError: wandb rejected key {secret}\nsrun: error: n2: task 1: Exited with exit code 1\n")
+    result = run(str(log), "--job-script", str(job), "--output-format", "json")
+    assert secret not in result.output and "wb7…" in result.output
+    bad = run(str(log), "--job-script", str(tmp_path / "missing.sbatch"))
+    assert bad.exit_code == 2 and "Traceback" not in bad.output

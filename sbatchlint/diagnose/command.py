@@ -2,25 +2,28 @@
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 EXIT_CAUSE, EXIT_NO_CAUSE, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def job_script_findings(path: str, codes) -> List[dict]:
-    """The findings of ``path`` whose rules the diagnoses name (the ones that explain the failure)."""
-    from ..linter import lint
-    from ..source import Source
+def job_script_findings(path: str, codes) -> Tuple[List[dict], List[str], Optional[str]]:
+    """The findings of ``path`` whose rules the diagnoses name (the ones that explain the
+    failure), the secret values the output must hide, and an error for a file that cannot be read."""
+    from ..linter import Options
+    from ..runner import Job, run_job
 
-    source = Source.read(path)
+    result = run_job(Job(path, path, Options()))
+    if result.error:
+        return [], list(result.secrets or ()), result.error
     wanted = set(codes)
     out = []
-    for d in lint(source):
+    for d in result.diagnostics:
         if d.code in wanted:
-            line, column = source.position(d.span.start)
+            line, column = result.source.position(d.span.start)
             out.append({"path": path, "line": line, "column": column, "code": d.code, "name": d.name,
                         "message": d.message})
-    return out
+    return out, list(result.secrets or ()), None
 
 
 def command_line(logs: List[str], job_script: Optional[str], output_format: str, color: bool = False) -> int:
@@ -42,14 +45,11 @@ def command_line(logs: List[str], job_script: Optional[str], output_format: str,
         click.echo(f"sbatchlint: error: {render.mask(str(err))}", err=True)
         return EXIT_BAD_INPUT
     if job_script:
-        from ..source import InputError as SourceError
-
         codes = {code for f in result.verdict.findings for code in f.kind.rules}
-        try:
-            result.lint = job_script_findings(job_script, codes)
-        except (OSError, SourceError) as err:
-            message = getattr(err, "strerror", None) or str(err)
-            click.echo(f"sbatchlint: error: {job_script}: {render.mask(message)}", err=True)
+        result.lint, secrets, error = job_script_findings(job_script, codes)
+        out.remember(secrets)
+        if error:
+            click.echo(f"sbatchlint: error: {render.mask(error)}", err=True)
             return EXIT_BAD_INPUT
     if output_format == "json":
         out.write(render.json_text(result, logs))
