@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -65,7 +66,10 @@ def neutral(log: str) -> str:
 
 @pytest.fixture(scope="module")
 def jobs(tmp_path_factory):
-    if slurm_cluster.cluster_problem() is not None:
+    problem = slurm_cluster.cluster_problem()
+    if problem is not None:
+        if os.environ.get("SBATCHLINT_REQUIRE_SLURM") == "1":
+            pytest.fail(f"{slurm_cluster.SKIP_REASON} ({problem})", pytrace=False)
         pytest.skip(slurm_cluster.SKIP_REASON)
     session = slurm_cluster.SlurmSession(tmp_path_factory.mktemp("diagnose"))
     scripts = {name: session.script(script(HEADER.format(name=name) + "    " + command.replace("\n", "\n    ")), f"{name}.sbatch")
