@@ -381,3 +381,16 @@ def test_job_script_secrets_stay_hidden_and_a_bad_script_is_bad_input(tmp_path):
     assert secret not in result.output and "wb7…" in result.output
     bad = run(str(log), "--job-script", str(tmp_path / "missing.sbatch"))
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_the_victims_repeated_lines_are_shown_once_with_a_count(tmp_path):
+    log = tmp_path / "job.log"
+    lines = ["5: [rank5]: ZeroDivisionError: division by zero"]
+    lines += [f"{t}: [rank{t}]: RuntimeError: Connection closed by peer [10.0.0.{t}]:{4000 + t}" for t in range(8) if t != 5]
+    lines += ["srun: error: h1: task 5: Exited with exit code 1", "slurmstepd: error: *** STEP 9.0 ON h1 CANCELLED AT 2026-01-01T00:00:00 ***",
+              "srun: error: h1: tasks 0-4,6-7: Terminated"]
+    log.write_text("\n".join(lines) + "\n")
+    result = run(str(log))
+    assert result.output.startswith("task 5 on h1 failed first: ZeroDivisionError: division by zero; 7 other tasks")
+    assert "stopped after it: tasks 0-4,6-7" in result.output
+    assert re.search(r"job\.log:2 +0: \[rank0\]: RuntimeError: Connection closed by peer .*\(×7, the same from other tasks\)", result.output)

@@ -119,7 +119,7 @@ def _missing_log_directory(paths: List[str]) -> Optional[Diagnosis]:
         "output file and failed the job at launch (JobLaunchFailure, exit code 0:53)",
         [], primary=True)
     text = finding.cause[0].upper() + finding.cause[1:]
-    verdict = Verdict(text, True, None, [], "", [finding], [], [], [], None)
+    verdict = Verdict(text, True, None, [], "", [finding], [], [], [], [], None)
     return Diagnosis(verdict, [LogInfo(p, exists=False) for p in paths])
 
 

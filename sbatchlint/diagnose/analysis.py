@@ -114,6 +114,7 @@ class Verdict:
     ordered_by: str
     findings: List[Finding]
     victims: List[Unit]
+    victim_lines: List[Tuple[L.Line, int]]  # what the victims printed, repeated lines counted once
     exit_codes: List[Tuple[str, List[Unit], str]]
     notes: List[str]
     job: Optional[JobRecord]
@@ -177,12 +178,14 @@ def analyse(collector: Collector, job: Optional[JobRecord] = None) -> Verdict:
         first.task = agent.task  # the srun task that ran the failed rank's launcher
     victims = [u for u in units.values() if u is not first and u is not agent and u not in tie
                and u.key[0] in ("task", "rank") and u.cls in (VICTIM, PEER, CAUSE, EXITED)]
+    said = [e for u in victims for e in u.events if e.kind in ("exception", "signature") and e.cls in (PEER, VICTIM, CAUSE)]
+    victim_lines = sorted(_collapse(said, limit=None), key=lambda item: -item[1])[:3]
     exit_codes = _exit_codes(units, collector)
     found = bool(findings) and findings[0].primary and findings[0].id not in ("task-failed",)
     text = _verdict_text(first, tie, findings, victims, ordered_by)
     if ordered_by == "line order" and first is not None and len(candidates) > 1:
         notes.append("the failing lines carry no time stamps: the first failure is the first in the log")
-    return Verdict(text, found, first, tie, ordered_by, findings, victims, exit_codes, notes, job)
+    return Verdict(text, found, first, tie, ordered_by, findings, victims, victim_lines, exit_codes, notes, job)
 
 
 # -- units ---------------------------------------------------------------------------------------
@@ -544,7 +547,7 @@ def _last_progress(collector: Collector) -> List[Tuple[L.Line, int]]:
     return []
 
 
-def _collapse(events: Sequence[Optional[Event]]) -> List[Tuple[L.Line, int]]:
+def _collapse(events: Sequence[Optional[Event]], limit: Optional[int] = EVIDENCE_LINES) -> List[Tuple[L.Line, int]]:
     """Evidence lines, repeated ones (the same text from many ranks) shown once with a count."""
     out: Dict[str, List] = {}
     for e in events:
@@ -555,7 +558,7 @@ def _collapse(events: Sequence[Optional[Event]]) -> List[Tuple[L.Line, int]]:
             out[key][1] += 1
         else:
             out[key] = [e.line, 1]
-    return [(line, count) for line, count in list(out.values())[:EVIDENCE_LINES]]
+    return [(line, count) for line, count in list(out.values())[:limit]]
 
 
 def _exit_codes(units, collector: Collector) -> List[Tuple[str, List[Unit], str]]:

@@ -85,7 +85,9 @@ def to_json(result, paths: List[str]) -> dict:
             _who(first), exit_code=first.exit_code, ordered_by=verdict.ordered_by,
             tie_with=[_who(u) for u in verdict.tie]),
         "diagnoses": [_finding_json(f, names, paths) for f in verdict.findings],
-        "victims": {"count": len(verdict.victims), "tasks": [_who(u) for u in verdict.victims[:1000]]},
+        "victims": {"count": len(verdict.victims), "tasks": [_who(u) for u in verdict.victims[:1000]],
+                    "evidence": [{"log": _path(paths, line.log), "line": line.number, "text": mask(line.text), "count": count}
+                                 for line, count in verdict.victim_lines]},
         "exit_codes": [{"code": code, "meaning": meaning, "count": len(units), "tasks": _tasks_text(units)}
                        for code, units, meaning in verdict.exit_codes],
         "logs": [{"path": info.path, "lines": info.lines, "bytes": info.bytes, "exists": info.exists}
@@ -151,6 +153,10 @@ def text(result, paths: List[str], color: bool = False) -> str:
         out.append("")
         after = "stopped after it" if verdict.first is not None else "stopped"
         out.append(f"{after}: {_tasks_text(verdict.victims)}")
+        for line, count in verdict.victim_lines:
+            shown = line.text if len(line.text) <= 200 else line.text[:197] + "…"
+            repeat = f"  (×{count}, the same from other tasks)" if count > 1 else ""
+            out.append(f"    {_path(paths, line.log)}:{line.number}  {mask(shown)}{repeat}")
     if verdict.exit_codes:
         out.append("")
         out.append("exit codes:")
