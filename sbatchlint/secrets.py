@@ -503,7 +503,7 @@ def _scan_fallbacks(collector: _Collector, script: "Script") -> None:
 
 def _scan_task_assignments(collector: _Collector, task: TaskString) -> None:
     """``bash -c "export HF_TOKEN=…; …"``: assignments made by the task's shell."""
-    from .model.steps import _remap, task_string_values
+    from .model.steps import remap, task_string_values
 
     inner = task_string_values(collector.script.values, task.text)  # shared with the steps' parse
     for name, assignments in inner.assignments.items():
@@ -515,7 +515,7 @@ def _scan_task_assignments(collector: _Collector, task: TaskString) -> None:
             alternatives = inner.evaluate(assignment.value_node)
             if not alternatives:
                 continue
-            value = _remap(alternatives[-1], task.value)
+            value = remap(alternatives[-1], task.value)
             text = value.text
             if value.known:
                 collector.named(value, 0, len(text.encode("utf-8")), name, "assignment", True)

@@ -37,9 +37,9 @@ def _missing_output() -> str:
 
 
 def page(kind: catalog.Kind) -> str:
-    from .render import _rule_names
+    from .render import rule_names
 
-    names = _rule_names(kind.rules)
+    names = rule_names(kind.rules)
     lines = [f"# {kind.id}\n", f"{kind.title}.\n"]
     if kind.expected:
         lines.append("This is an expected outcome: `diagnose` explains it rather than raising an alarm.\n")

@@ -37,7 +37,7 @@ def mask(text: str) -> str:
     return redact(text)
 
 
-def _rule_names(codes) -> Dict[str, str]:
+def rule_names(codes) -> Dict[str, str]:
     from .. import registry
 
     names = {}
@@ -75,7 +75,7 @@ def _path(paths: List[str], index: int) -> str:
 def to_json(result, paths: List[str]) -> dict:
     verdict: Verdict = result.verdict
     codes = sorted({code for f in verdict.findings for code in f.kind.rules})
-    names = _rule_names(codes)
+    names = rule_names(codes)
     first = verdict.first
     return {
         "version": SCHEMA_VERSION,
@@ -128,7 +128,7 @@ def text(result, paths: List[str], color: bool = False) -> str:
     head = verdict.text if verdict.found else f"no known cause: {verdict.text[0].lower()}{verdict.text[1:]}"
     out.append(bold(mask(head)))
     codes = sorted({code for f in verdict.findings for code in f.kind.rules})
-    names = _rule_names(codes)
+    names = rule_names(codes)
     for f in verdict.findings:
         kind = f.kind
         out.append("")

@@ -737,16 +737,16 @@ def _alternative_steps(script: "Script", step: Step) -> List[Step]:
                 continue
             fake = Command(command.node, new_argv, command.env, command.in_string)
             try:
-                out.append(step_model._step(script.values, fake, start, with_task=False))  # options only
+                out.append(step_model.read_step(script.values, fake, start, with_task=False))  # options only
             except Exception:  # pragma: no cover - a model corner case must not stop linting
                 continue
     return out
 
 
 def _split(value: Value) -> List[Value]:
-    from .values import _split_value
+    from .values import split_value
 
-    return _split_value(value)
+    return split_value(value)
 
 
 def _step_container(script: "Script", step: Step) -> StepContainer:
@@ -1005,7 +1005,7 @@ def task_string_assignments(script: "Script", step: Step) -> Dict[str, List[Tupl
                 alternatives = inner.evaluate(assignment.value_node)
                 if not alternatives:
                     continue
-                value = step_model._remap(alternatives[-1], string)
+                value = step_model.remap(alternatives[-1], string)
                 span = site_span(value.pieces, command_pieces(step.command)) or step.srun_word.span
                 out.setdefault(name, []).append((value, span))
     cache[key] = out

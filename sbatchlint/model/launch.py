@@ -42,7 +42,7 @@ from .. import options as option_table
 from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .steps import Command, Step, parse_task_string
-from .values import Value, Word, _split_value, consistent
+from .values import Value, Word, split_value, consistent
 
 if TYPE_CHECKING:  # pragma: no cover
     from .script import Script
@@ -866,7 +866,7 @@ def _argv_variants(argv: List[Word]) -> List[List[Word]]:
         for (start, end, _), value in zip(groups, combo):
             out.extend(argv[position:start])
             node, span = argv[start].node, argv[start].span
-            out.extend(Word(part, node, span, None) for part in _split_value(value))
+            out.extend(Word(part, node, span, None) for part in split_value(value))
             position = end
         out.extend(argv[position:])
         variants.append(out)

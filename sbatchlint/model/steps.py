@@ -243,7 +243,7 @@ def _command(values: Values, node: Node, in_string: bool = False) -> Command:
             value_node = child.child_by_field_name("value")
             value = values.evaluate(value_node)[-1] if value_node is not None else Value(())
             if name_node is not None:
-                env.append(EnvAssignment(values._text(name_node), value, node_span(child, values.data)))
+                env.append(EnvAssignment(values.node_text(name_node), value, node_span(child, values.data)))
         elif kind not in _NOT_ARGUMENTS and child.is_named:
             argument_nodes.append(child)
     if in_string:
@@ -300,11 +300,11 @@ def build_steps(values: Values, commands: List[Command]) -> List[Step]:
         word = command.argv[start]
         if not word.known or _basename(word.text) != "srun":
             continue
-        steps.append(_step(values, command, start))
+        steps.append(read_step(values, command, start))
     return steps
 
 
-def _step(values: Values, command: Command, start: int, with_task: bool = True) -> Step:
+def read_step(values: Values, command: Command, start: int, with_task: bool = True) -> Step:
     """The step ``command`` runs (srun at argv index ``start``); ``with_task=False`` reads only
     its srun options (no task commands, no task string parsed)."""
     argv = command.argv
@@ -484,7 +484,7 @@ def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
     bytes), computed once per string: the step, its launch variants, its container's alternative
     readings and the secrets scan all ask for the same strings. The words are shared by every
     caller's commands, which only read them."""
-    by_string = values._task_strings
+    by_string = values.task_memo.strings
     entry = by_string.get(id(string))
     if entry is not None and entry[0] is string:
         return entry[1]
@@ -500,7 +500,7 @@ def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
     parsed = []
     for command in commands:
         argv = [_remap_word(word, string) for word in command.argv]
-        env = [(e.name, _remap(e.value, string), _outer_span(string, e.span)) for e in command.env]
+        env = [(e.name, remap(e.value, string), _outer_span(string, e.span)) for e in command.env]
         parsed.append((command.node, argv, env))
     result = (inner, parsed)
     by_string[id(string)] = (string, result)  # the string is kept alive, so its id stays its own
@@ -513,7 +513,7 @@ _COLLECTED = frozenset(Values.COLLECTED)  # "command" among them
 def _task_text(values: Values, text: bytes) -> list:
     """[tree, Values, commands or None, the tree's nodes of Values.COLLECTED types] of a task
     string's text, kept on the batch script's Values (one walk of the tree serves both)."""
-    by_text = values._task_texts
+    by_text = values.task_memo.texts
     local = by_text.get(text)
     if local is None:
         tree = task_tree(values, text)
@@ -524,7 +524,7 @@ def _task_text(values: Values, text: bytes) -> list:
 
 def task_tree(values: Values, text: bytes) -> Tree:
     """The tree of a string the task's shell runs (parsed once per text and batch script; read only)."""
-    trees = values._task_trees
+    trees = values.task_memo.trees
     found = trees.get(text)
     if found is None:
         found = trees[text] = shell.parse(text)
@@ -548,13 +548,13 @@ def _outer_span(string: Value, span: Optional[Span]) -> Optional[Span]:
 
 
 def _remap_word(word: Word, string: Value) -> Word:
-    value = _remap(word.value, string)
+    value = remap(word.value, string)
     span = _outer_span(string, word.span) or Span(0, 0)
-    alternatives = [_remap(a, string) for a in word.alternatives] if word.alternatives else None
+    alternatives = [remap(a, string) for a in word.alternatives] if word.alternatives else None
     return Word(value, None, span, alternatives)
 
 
-def _remap(value: Value, string: Value) -> Value:
+def remap(value: Value, string: Value) -> Value:
     out: List[Piece] = []
     for piece in value.pieces:
         if piece.span is None:

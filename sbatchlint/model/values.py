@@ -337,6 +337,16 @@ class Export:
     span: Span
 
 
+@dataclass
+class TaskStringMemo:
+    """What ``model/steps.py`` parsed of the task strings (``bash -c "$CMD"``) of one script, kept
+    with that script's values: each string is parsed once however many analyses ask."""
+
+    trees: Dict[bytes, object] = field(default_factory=dict)  # the tree of each text
+    texts: Dict[bytes, list] = field(default_factory=dict)  # [tree, Values, commands, nodes] of each text
+    strings: Dict[int, tuple] = field(default_factory=dict)  # (string, parse) by id of the string value
+
+
 class Values:
     """Every assignment in one shell tree, and evaluation of words against them."""
 
@@ -358,11 +368,8 @@ class Values:
         # without any cut does not depend on what was being evaluated around it.
         self._cuts = 0
         self._read_memo: Dict[Tuple[int, int, int], Tuple[Optional[str], Optional[List[Value]]]] = {}
-        # Task strings (``bash -c "$CMD"``) parsed against these values: by text, and by string
-        # value (see ``steps.parse_task_string``).
-        self._task_trees: Dict[bytes, object] = {}
-        self._task_texts: Dict[bytes, list] = {}
-        self._task_strings: Dict[int, tuple] = {}
+        # Task strings (``bash -c "$CMD"``) parsed against these values (``model/steps.py``).
+        self.task_memo = TaskStringMemo()
         # Whether a word may be cut at a bare ``$`` (shell.word_chain): when not, nothing looks
         # for one. ``command`` nodes that are only assignments (such a cut: see _collect).
         self._cut_words = may_cut_words(root, data)
@@ -387,7 +394,7 @@ class Values:
             elif kind == "for_statement":
                 variable = node.child_by_field_name("variable")
                 if variable is not None:
-                    name = self._text(variable)
+                    name = self.node_text(variable)
                     self._add(Assignment(name, node, None, node_span(variable, self.data), "for"))
             elif kind == "command":
                 # only read/mapfile/readarray assign and only set changes allexport: read the
@@ -400,7 +407,7 @@ class Values:
                         # bash runs no command: the assignments are the shell's own
                         self.assignment_commands.add((node.start_byte, node.end_byte))
                         continue
-                    command = self._text(name_node)
+                    command = self.node_text(name_node)
                     if command in ("read", "mapfile", "readarray"):
                         self._add_command_effects(node)
                     elif command == "set":
@@ -408,7 +415,7 @@ class Values:
             elif kind == "unset_command":
                 for child in node.named_children:
                     if child.type in ("variable_name", "word"):
-                        name = self._text(child)
+                        name = self.node_text(child)
                         self._add(Assignment(name, node, None, node_span(child, self.data), "unset"))
 
     def commands_run(self, nodes: Iterable[Node]) -> List[Node]:
@@ -425,9 +432,9 @@ class Values:
     def _set_allexport(self, node: Node) -> None:
         """``set -a`` / ``set -o allexport`` (and ``+a`` / ``+o allexport``), also bundled (``set -ae``)."""
         name_node = node.child_by_field_name("name")
-        if name_node is None or self._text(name_node) != "set":
+        if name_node is None or self.node_text(name_node) != "set":
             return
-        arguments = [self._text(c) for c in node.children_by_field_name("argument")]
+        arguments = [self.node_text(c) for c in node.children_by_field_name("argument")]
         i = 0
         while i < len(arguments):
             text = arguments[i]
@@ -447,12 +454,12 @@ class Values:
         name_node = node.child_by_field_name("name")
         if name_node is None:
             return
-        name = self._text(name_node)
+        name = self.node_text(name_node)
         if name_node.type == "subscript":
             base = name_node.child_by_field_name("name")
             if base is None:
                 return
-            name = self._text(base)
+            name = self.node_text(base)
         value = node.child_by_field_name("value")
         operator = next((c.type for c in node.children if c.type in ("=", "+=")), "=")
         if value is not None and value.type == "array":
@@ -477,13 +484,13 @@ class Values:
 
     def _add_declaration(self, node: Node) -> None:
         keyword = node.children[0].type if node.children else ""
-        flags = [self._text(c) for c in node.named_children if c.type == "word" and self._text(c).startswith("-")]
+        flags = [self.node_text(c) for c in node.named_children if c.type == "word" and self.node_text(c).startswith("-")]
         exported = keyword == "export" or any("x" in f for f in flags)
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self._add_assignment(child, keyword, exported)
             elif child.type == "variable_name" and exported:
-                name = self._text(child)
+                name = self.node_text(child)
                 self.exports.setdefault(name, []).append(Export(name, node_span(child, self.data)))
 
     def _add_command_effects(self, node: Node) -> None:
@@ -491,13 +498,13 @@ class Values:
         name_node = node.child_by_field_name("name")
         if name_node is None:
             return
-        command = self._text(name_node)
+        command = self.node_text(name_node)
         if command not in ("read", "mapfile", "readarray"):
             return
         names: List[Node] = []
         skip_next = False
         for child in node.children_by_field_name("argument"):
-            text = self._text(child)
+            text = self.node_text(child)
             if skip_next:
                 skip_next = False
                 continue
@@ -507,12 +514,13 @@ class Values:
                 continue
             names.append(child)
         for child in names:
-            name = self._text(child)
+            name = self.node_text(child)
             if name.replace("_", "a").isalnum():
                 self._add(Assignment(name, node, None, node_span(child, self.data), "read"))
 
     # -- queries ----------------------------------------------------------------------------
-    def _text(self, node: Node) -> str:
+    def node_text(self, node: Node) -> str:
+        """The text of a node of this tree."""
         return self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
     def defined(self, name: str) -> bool:
@@ -663,7 +671,7 @@ class Values:
         raw = False
         names: List[str] = []
         for child in node.children_by_field_name("argument"):
-            text = self._text(child)
+            text = self.node_text(child)
             if text.startswith("-"):
                 if text != "-r":
                     return []  # -a, -d, -n …: not a plain one-line field split
@@ -684,7 +692,7 @@ class Values:
                 if child.type == "variable_assignment":
                     name_node = child.child_by_field_name("name")
                     value_node = child.child_by_field_name("value")
-                    if name_node is not None and self._text(name_node) == "IFS":
+                    if name_node is not None and self.node_text(name_node) == "IFS":
                         found = self.evaluate(value_node, depth + 1) if value_node is not None else [Value(())]
                         ifs = found[-1].text if len(found) == 1 and found[-1].known else None
                         break
@@ -725,7 +733,7 @@ class Values:
             if child.type in ("word", "number"):
                 values.append(value)
             elif value.known and any(p.split for p in value.pieces):
-                values.extend(_split_value(value))
+                values.extend(split_value(value))
             else:
                 values.append(value)
         key = node.start_byte
@@ -887,7 +895,7 @@ class Values:
         delimiter = None
         if redirect is not None:
             delimiter = next((c for c in redirect.children if c.type == "heredoc_start"), None)
-        if delimiter is not None and any(ch in self._text(delimiter) for ch in "'\"\\"):
+        if delimiter is not None and any(ch in self.node_text(delimiter) for ch in "'\"\\"):
             span = Span(start, end)
             return [Value((Piece(self._slice(span), span, "'"),) if end > start else ())]
         parts: List[List[Value]] = []
@@ -952,7 +960,7 @@ class Values:
         name_node = next((c for c in node.named_children if c.type in ("variable_name", "special_variable_name")), None)
         if name_node is None:
             return [Value((Piece("", span, quote, known=False),))]
-        return self._substitute(self._text(name_node), span, node, depth, quote)
+        return self._substitute(self.node_text(name_node), span, node, depth, quote)
 
     def _substitute(self, name: str, span: Span, node: Node, depth: int, quote: str) -> List[Value]:
         unknown = Value((Piece("", span, quote, known=False, name=name),))
@@ -992,14 +1000,14 @@ class Values:
             if first.type == "subscript":
                 base = first.child_by_field_name("name")
                 index = first.child_by_field_name("index")
-                if base is not None and index is not None and self._text(index) in ("@", "*"):
-                    name = self._text(base)
+                if base is not None and index is not None and self.node_text(index) in ("@", "*"):
+                    name = self.node_text(base)
                     found = self.lookup(name, span.start, node, depth + 1)
                     if found:
                         return self._substitute(name, span, node, depth, quote)
                     return [Value((Piece("", span, quote, known=False, name=name),))]
             return [unknown]  # ${#X}, ${!X}, …
-        name = self._text(first)
+        name = self.node_text(first)
         rest = children[1:]
         if not rest:
             return self._substitute(name, span, node, depth, quote)
@@ -1055,7 +1063,7 @@ class Values:
             kind = node.type
             if kind in _PLAIN_WORDS:
                 # Fast path for the most common argument, a plain word: one literal piece (what
-                # evaluate, _split_value and the loop below make of it, without the detours).
+                # evaluate, split_value and the loop below make of it, without the detours).
                 span = node_span(node, data)
                 start = span.start
                 if cuts and data[start - 1] == 36 and start:
@@ -1093,7 +1101,7 @@ class Values:
                 if chain:  # evaluate read them all as this one word
                     cut_end = chain[-1].end_byte
                     span = Span(span.start, cut_end)
-            for part in _split_value(value):
+            for part in split_value(value):
                 words.append(Word(part, node, span, alternatives if len(alternatives) > 1 else None))
             if not value.pieces and node.type in ("string", "raw_string", "translated_string", "ansi_c_string"):
                 words.append(Word(value, node, span, None))
@@ -1128,7 +1136,7 @@ class Values:
         (``$SLURM_JOB_ID``): the one unknown piece evaluate gives, as its own word; else None."""
         for child in node.named_children:
             if child.type in ("variable_name", "special_variable_name"):
-                name = self._text(child)
+                name = self.node_text(child)
                 if name in self.assignments:
                     return None
                 span = node_span(node, self.data)
@@ -1150,9 +1158,9 @@ class Values:
             return None
         base = subscript.child_by_field_name("name")
         index = subscript.child_by_field_name("index")
-        if base is None or index is None or self._text(index) != "@":
+        if base is None or index is None or self.node_text(index) != "@":
             return None
-        elements = self.array_elements(self._text(base), node.start_byte)
+        elements = self.array_elements(self.node_text(base), node.start_byte)
         if elements is None:
             return None
         via = node_span(node, self.data)
@@ -1223,7 +1231,7 @@ class Word:
         return Span(min(s.start for s in spans), max(s.end for s in spans))
 
 
-def _split_value(value: Value) -> List[Value]:
+def split_value(value: Value) -> List[Value]:
     """IFS splitting of the pieces that arrived through an unquoted expansion."""
     words: List[List[Piece]] = [[]]
     pending_break = False

@@ -126,7 +126,7 @@ def _reads_task_counts(script) -> bool:
     """The script (or a task command) reads Slurm's task counts, e.g.
     ``--nproc_per_node=$SLURM_NTASKS_PER_NODE``: changing the count would change that too."""
     for node in script.nodes_of_type("variable_name"):
-        if script.values._text(node) in TASK_COUNT_VARIABLES:
+        if script.values.node_text(node) in TASK_COUNT_VARIABLES:
             return True
     # ``$NAME`` in a word the grammar cut at a bare ``$`` is in no variable_name node
     if any(hidden.name in TASK_COUNT_VARIABLES for hidden in shell.hidden_expansions(script.node_index, script.data)):

@@ -120,7 +120,7 @@ def _conditional(node: Node) -> bool:
 def _expanded_in_batch(script, name: str) -> bool:
     for node in script.nodes_of_type("simple_expansion", "expansion"):
         for child in node.named_children:
-            if child.type == "variable_name" and script.values._text(child) == name:
+            if child.type == "variable_name" and script.values.node_text(child) == name:
                 return True
     # ``$NAME`` in a word the grammar cut at a bare ``$`` (``$DIR/rank_$NAME.log``)
     return any(hidden.name == name for hidden in shell.hidden_expansions(script.node_index, script.data))
