@@ -144,3 +144,16 @@ def test_slurm_version_on_the_command_line_and_in_the_configuration(tmp_path):
     (tmp_path / ".sbatchlint.toml").write_text('slurm-version = "new"\n')
     broken = runner.invoke(main, [str(job)])
     assert broken.exit_code == 2 and "slurm-version" in broken.output
+
+
+# -- placeholder shapes (SBL009) -------------------------------------------------------------
+def test_placeholder_shapes_and_harmless_names():
+    findings = lint_text(fixture("placeholder_shapes.sh"), ["SBL009"])
+    data = fixture("placeholder_shapes.sh").encode()
+    assert [(data.count(b"\n", 0, d.span.start) + 1, data[d.span.start : d.span.end]) for d in findings] == [
+        (2, b"project_xxxxxxxx"),
+        (8, b"<team>"),
+    ]
+    glued = findings[1].message
+    assert "`<team` as input from a file named `team`" in glued
+    assert "creates or truncates a file `/pytorch.sqsh`" in glued and "`CONT` holds only `/shared/images/`" in glued

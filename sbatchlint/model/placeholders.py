@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Dict, Iterator, List, Tuple
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Tuple
 
+from .. import options as option_table
 from .. import shell
 from ..source import Span
 
@@ -21,6 +23,7 @@ _WORD_PLACEHOLDERS = re.compile(
     r"|change[_-]?me"
     r"|(?:replace|fill)[_-]?(?:me|in)"
     r"|[a-z0-9]+(?:_[a-z0-9]+)*_here"
+    r"|(?:[a-z0-9]+[_-])?x{5,}"
     r")(?![A-Za-z0-9])"
 )
 # What every placeholder above starts with or contains, searched in the whole file first: only
@@ -28,8 +31,8 @@ _WORD_PLACEHOLDERS = re.compile(
 # Searched in the lowered bytes (ASCII lowering keeps every offset), which is faster than (?i);
 # the word pattern only when one of its literals occurs at all (a substring test is far cheaper).
 _ANGLE_CANDIDATE = re.compile(rb"<[a-z_][a-z0-9_./:@ -]*>")
-_WORD_CANDIDATE = re.compile(rb"your[_-]|change[_-]?me|(?:replace|fill)[_-]?(?:me|in)|_here")
-_WORD_LITERALS = (b"your", b"change", b"replace", b"fill", b"_here")
+_WORD_CANDIDATE = re.compile(rb"your[_-]|change[_-]?me|(?:replace|fill)[_-]?(?:me|in)|_here|xxxxx")
+_WORD_LITERALS = (b"your", b"change", b"replace", b"fill", b"_here", b"xxxxx")
 
 
 def _has_word_candidate(lowered: bytes) -> bool:
@@ -104,6 +107,64 @@ def _mentioned_on_purpose(node, data: bytes) -> bool:
     return False
 
 
+# Where a placeholder does no harm: a name for people (a job name, a comment), or the file name
+# of a log (its directory must exist, its name is anything).
+_NAME_OPTIONS = ("--job-name", "-J", "--comment")
+_LOG_OPTIONS = ("--output", "-o", "--error", "-e")
+_ASSIGNMENT_PREFIX = re.compile(rb"[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=([^ \t\n;&|()<>]*)\Z")
+
+
+@dataclass(frozen=True)
+class GluedRedirection:
+    """``X=/a/<name>/b``: bash reads ``<name`` and ``>/b`` as redirections of the assignment."""
+
+    variable: str  # X
+    kept: str  # what X holds: the value cut at the ``<`` ("/a/")
+    source: str  # the file the input redirection reads ("name")
+    target: str  # the file the output redirection creates or truncates ("/b"), or ""
+
+
+def _harmless_in_directive(directive, offset: int) -> bool:
+    spec = directive.spec
+    if spec is None or directive.value_span is None:
+        return False
+    if spec.free_text:
+        return True
+    if spec.long in (option_table.OUTPUT, option_table.ERROR):
+        value = directive.value or ""
+        slash = value.rfind("/")
+        if slash < 0:
+            return True
+        offsets = directive.value_offsets
+        return slash < len(offsets) and offset > offsets[slash]
+    return False
+
+
+def _harmless_word(node, data: bytes, a: int, text: str) -> bool:
+    """A placeholder in a job name or a log file name given to a command (``srun --output``)."""
+    word = text
+    option = None
+    for name in _NAME_OPTIONS + _LOG_OPTIONS:
+        if name.startswith("--") and word.startswith(name + "="):
+            option = name
+            break
+    if option is None:
+        argument = node.parent if node.parent is not None and node.parent.type == "concatenation" else node
+        if argument is node and node.type != "word":
+            return False
+        if argument is not node and argument.children[0].start_byte != node.start_byte and "/" not in text[:a]:
+            return False  # a later piece of the word: the directory may be in an earlier one
+        sibling = argument.prev_named_sibling
+        if sibling is None:
+            return False
+        option = shell.text(sibling, data)
+        if option not in _NAME_OPTIONS + _LOG_OPTIONS:
+            return False
+    if option in _NAME_OPTIONS:
+        return True
+    return text.rfind("/") < a
+
+
 def header_placeholders(script) -> Iterator[Tuple[Span, str]]:
     source = script.source
     words = None  # whether the file holds a word-style placeholder anywhere (asked once)
@@ -119,9 +180,16 @@ def header_placeholders(script) -> Iterator[Tuple[Span, str]]:
                 continue  # neither an angle bracket nor a placeholder word on this line
         text = source.text(Span(start, end))
         for a, b in _placeholders_in(text, header=True):
-            yield _char_span(start, text, a, b), text[a:b]
+            span = _char_span(start, text, a, b)
+            holder = next((d for d in directives if d.span.start <= span.start < d.span.end), None)
+            if holder is not None and _harmless_in_directive(holder, span.start):
+                continue
+            yield span, text[a:b]
 
-def shell_placeholders(script) -> Iterator[Tuple[Span, str, bool]]:
+def shell_placeholders(script) -> Iterator[Tuple[Span, str, object]]:
+    """(span, text, how bash reads it): ``True`` for an unquoted ``<NAME>`` read as two
+    redirections, a :class:`GluedRedirection` for one glued into an assignment's value, ``False``
+    for literal text."""
     data = script.data
     for node in _candidate_nodes(script):
         kind = node.type
@@ -131,11 +199,12 @@ def shell_placeholders(script) -> Iterator[Tuple[Span, str, bool]]:
             if match is None:
                 continue
             content = match.group(1).decode("utf-8", "replace")
-            if not _angle_is_placeholder(content):
+            glued = _glued_assignment(data, node.start_byte, match)
+            if glued is None and not _angle_is_placeholder(content):
                 continue  # ``sort <in >out``: real redirections
             if not _mentioned_on_purpose(node, data):
                 span = Span(node.start_byte, node.start_byte + match.end(1) + 1)
-                yield span, "<" + content + ">", True
+                yield span, "<" + content + ">", glued if glued is not None else True
             continue
         if kind not in ("word", "string_content", "raw_string"):
             continue
@@ -144,7 +213,25 @@ def shell_placeholders(script) -> Iterator[Tuple[Span, str, bool]]:
         if not hits or _mentioned_on_purpose(node, data):
             continue
         for a, b in hits:
+            if _harmless_word(node, data, a, text):
+                continue
             yield _char_span(node.start_byte, text, a, b), text[a:b], False
+
+
+def _glued_assignment(data: bytes, at: int, match) -> Optional[GluedRedirection]:
+    """The assignment a ``<NAME>`` at ``at`` is glued into (``X=/a/<NAME>/b``), if any."""
+    line_start = data.rfind(b"\n", 0, at) + 1
+    prefix = _ASSIGNMENT_PREFIX.match(data, line_start, at)
+    if prefix is None or not prefix.group(2):
+        return None
+    after = at + match.end(0)
+    end = after
+    while end < len(data) and data[end] not in b" \t\n;&|()<>":
+        end += 1
+    decode = lambda raw: raw.decode("utf-8", "replace")  # noqa: E731
+    return GluedRedirection(
+        decode(prefix.group(1)), decode(prefix.group(2)), decode(match.group(1)), decode(data[after:end])
+    )
 
 
 def _candidate_nodes(script) -> List:

@@ -760,10 +760,15 @@ class UnfilledPlaceholder(Rule):
     what = """
         Looks for the marks templates use for values the user must fill in: `<YOUR_ACCOUNT>`,
         `<SHARED_FS>`, `<NNODES>`, `<path/to/data>`, `your_account_here`, `YOUR_PROJECT`,
-        `CHANGE_ME`, `PUT_TOKEN_HERE`. It reads `#SBATCH` values, assignments and the arguments of
-        commands, including unquoted `<NAME>` words that bash takes for redirections. Comments,
-        here-documents, messages (`echo`, `printf`), tests and `case` patterns that check for a
-        placeholder on purpose are left alone.
+        `CHANGE_ME`, `PUT_TOKEN_HERE`, `project_xxxxxxxxx`. It reads `#SBATCH` values,
+        assignments and the arguments of commands, including unquoted `<NAME>` words that bash
+        takes for redirections; any `<name>` glued into an assignment's value
+        (`CONT=/lustre/fsw/<team>/img`) is reported, whatever the name, with both redirections
+        named. Comments, here-documents, messages (`echo`, `printf`), tests and `case` patterns
+        that check for a placeholder on purpose are left alone, and so are placeholder words in a
+        job name, a comment or a log's file name (`--job-name=your_account-sample_job-0`, written
+        by job generators): the name works as it is. Placeholders matter where the value is used
+        as an account, partition, path or image.
     """
     why = """
         A placeholder is passed on literally. In a directive sbatch rejects it or asks for an
@@ -835,6 +840,42 @@ class UnfilledPlaceholder(Rule):
                 """
             )
         ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --account=project_xxxxxxxx
+                #SBATCH --nodes=1
+                srun hostname
+                """
+            ),
+            title="a run of x to overwrite",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                set -e
+                IMAGE=/shared/images/<group>/pytorch.sqsh
+                srun --container-image="$IMAGE" python train.py
+                """
+            ),
+            contains="creates or truncates a file `/pytorch.sqsh`",
+            title="a name glued into an assignment",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --job-name=your_project-sample_job-0
+                #SBATCH --output=/scratch/logs/your_project-sample_job-0_%j.out
+                #SBATCH --nodes=1
+                srun --output /scratch/logs/step-your_project_%j.out hostname
+                """
+            ),
+            title="placeholder words in generated names",
+        ),
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
@@ -847,7 +888,23 @@ class UnfilledPlaceholder(Rule):
             reported.append(span)
             yield self._report(script, span, text, directive=False, redirect=redirect)
 
-    def _report(self, script, span: Span, text: str, directive: bool, redirect: bool = False) -> Diagnostic:
+    def _report(self, script, span: Span, text: str, directive: bool, redirect=False) -> Diagnostic:
+        if isinstance(redirect, placeholders.GluedRedirection):
+            glued = redirect
+            target = (
+                f"`>{glued.target}` as output, so it creates or truncates a file `{glued.target}`" if glued.target
+                else "`>` as output into the next word, so it creates or truncates that file"
+            )
+            return self.report(
+                script,
+                span,
+                f"`{text}` in the value of `{glued.variable}` is not text: bash reads `<{glued.source}` as input "
+                f"from a file named `{glued.source}` and {target}, "
+                f"`{glued.variable}` holds only `{glued.kept}`, and under `set -e` the job stops when the "
+                f"file `{glued.source}` does not exist",
+                label="read as redirections",
+                help="fill in the value; quote it if the `<`/`>` are meant literally",
+            )
         if directive:
             consequence = "sbatch passes it on as it is, so the job asks for something that does not exist"
         elif redirect:
