@@ -46,6 +46,7 @@ from .model import variables
 from .model.workload import Workload, entry_workload
 from .model.values import Word
 from .source import Source
+from .lazyre import lazy
 
 PLACEHOLDERS = {
     "account": "<ACCOUNT>",
@@ -72,7 +73,7 @@ RENDEZVOUS = frozenset(
         "rdzv_endpoint", "rdzv_id", "rdzv_conf", "standalone", "module", "use_env",
     }
 )
-SAFE_WORD = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+SAFE_WORD = lazy(r"^[A-Za-z0-9_@%+=:,./-]+$")
 SYSTEM_DIRS = ("/tmp", "/dev", "/proc", "/sys", "/root", "/usr", "/opt", "/etc", "/bin", "/lib", "/var", "/run")
 
 

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import os
-import re
 import stat
 import tempfile
 from typing import Iterator, List, Tuple
+from .lazyre import lazy
 
 SCRIPT_SUFFIXES = (".sh", ".sbatch", ".slurm", ".sub", ".bash")
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", "build", "dist", ".eggs"})
-_DIRECTIVE = re.compile(rb"(?m)^#SBATCH")
+_DIRECTIVE = lazy(rb"(?m)^#SBATCH")
 SNIFF_BYTES = 256 * 1024
 
 

@@ -37,8 +37,8 @@ beyond building the tables.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from .lazyre import lazy
 
 __all__ = [
     "OptionSpec",
@@ -673,8 +673,8 @@ _KNOWN_MISTAKES = {
 # ---------------------------------------------------------------------------
 # Value validation
 
-_EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?$!-]|`")
-_UINT = re.compile(r"\+?[0-9]+\Z")
+_EXPANSION = lazy(r"\$[A-Za-z_{(0-9@*#?$!-]|`")
+_UINT = lazy(r"\+?[0-9]+\Z")
 _INT_MAX = 2**31 - 1
 
 _TIME_HELP = "use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
@@ -729,7 +729,7 @@ def _check_time(value: str, label: str) -> str | None:
     return None
 
 
-_NODE_NUM = re.compile(r"([0-9]+)([kK])?([mM])?\Z")
+_NODE_NUM = lazy(r"([0-9]+)([kK])?([mM])?\Z")
 
 
 def _node_number(text: str) -> int | None:
@@ -796,8 +796,8 @@ def _check_count(value: str, label: str) -> str | None:
     return None
 
 
-_COUNT_SUFFIX = re.compile(r"[0-9]+[kKmMgGtTpP]?\Z")
-_GRES_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
+_COUNT_SUFFIX = lazy(r"[0-9]+[kKmMgGtTpP]?\Z")
+_GRES_WORD = lazy(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 
 
 def _check_gpus(value: str, label: str) -> str | None:
@@ -847,7 +847,7 @@ def _check_gres(value: str, label: str) -> str | None:
     return None
 
 
-_MEM = re.compile(r"\+?([0-9]+)(?:([kKmMgGtT])[bB]?)?\Z")
+_MEM = lazy(r"\+?([0-9]+)(?:([kKmMgGtT])[bB]?)?\Z")
 
 
 def _check_mem(value: str, label: str) -> str | None:
@@ -859,7 +859,7 @@ def _check_mem(value: str, label: str) -> str | None:
     return None
 
 
-_ARRAY_ITEM = re.compile(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?\Z")
+_ARRAY_ITEM = lazy(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?\Z")
 
 
 def _check_array(value: str, label: str) -> str | None:

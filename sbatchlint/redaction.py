@@ -27,6 +27,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tupl
 
 from .diagnostics import Edit
 from .source import Source, Span
+from .lazyre import lazy
 
 # -- credential shapes -------------------------------------------------------------------------
 
@@ -83,10 +84,10 @@ _SHAPE_HINTS = {
     "Slack token": ("xox",),  # one test for xoxb-, xoxp-, xoxa-, xoxs-, xoxe-
     "Slack webhook URL": ("hooks.slack.com/services/",),
 }
-_SHAPE_TEXT = [(shape, re.compile(shape.pattern), _SHAPE_HINTS[shape.kind]) for shape in SHAPES]
+_SHAPE_TEXT = [(shape, lazy(shape.pattern), _SHAPE_HINTS[shape.kind]) for shape in SHAPES]
 # One pass answers "could any shape be in this text?" before the per-shape checks: nearly every
 # value holds no hint at all, and one alternation costs less than a test per hint.
-_ANY_HINT = re.compile(
+_ANY_HINT = lazy(
     "|".join(re.escape(h) for h in sorted({h for hints in _SHAPE_HINTS.values() for h in hints}, key=len, reverse=True))
 )
 
@@ -113,15 +114,15 @@ NAMED_KINDS = {
 
 # -- names -------------------------------------------------------------------------------------
 
-_NOT_A_SECRET_SUFFIX = re.compile(
+_NOT_A_SECRET_SUFFIX = lazy(
     r"_(?:FILE|FILES|PATH|DIR|DIRECTORY|FILENAME|NAME|ID|URL|URI|ENDPOINT|HOST|ENV|VAR|VARIABLE|TYPE|MODE|"
     r"LENGTH|LEN|SIZE|COUNT|NUM|LIMIT|FLAG|ARN|REF|HELPER|PROVIDER|STORE|CMD|COMMAND|ARG|ARGS|SOURCE|"
     r"METHOD|POLICY|FORMAT|HEADER|PREFIX|ROTATION|TTL|EXPIRY|EXPIRES|EXPIRATION)$"
 )
-_NOT_A_SECRET_PREFIX = re.compile(r"^(?:USE|ENABLE|DISABLE|NO|SKIP|REQUIRE|REQUIRES|HAS|IS|WITH|WITHOUT|NUM|MAX|MIN|N)_")
+_NOT_A_SECRET_PREFIX = lazy(r"^(?:USE|ENABLE|DISABLE|NO|SKIP|REQUIRE|REQUIRES|HAS|IS|WITH|WITHOUT|NUM|MAX|MIN|N)_")
 # Tokenizer vocabulary entries, not credentials: PAD_TOKEN, EOS_TOKEN, IMAGE_TOKEN … (but
 # SLACK_BOT_TOKEN and SLACK_USER_TOKEN are Slack's own names for its credentials)
-_TOKENIZER_TOKEN = re.compile(
+_TOKENIZER_TOKEN = lazy(
     r"(?:^|_)(?<!SLACK_)(?:PAD|EOS|BOS|UNK|SEP|CLS|MASK|SPECIAL|IMAGE|IMG|AUDIO|VIDEO|START|END|STOP|BOT|EOT|EOD|"
     r"NEW|FIM|MIDDLE|SUFFIX|PREFIX|THINK|TOOL|SYSTEM|USER|ASSISTANT|CHAT|VISION|PLACEHOLDER|ADDITIONAL|"
     r"DECODER|ENCODER|MAX|MIN|NUM|N)_TOKEN$"
@@ -161,16 +162,16 @@ _PLACEHOLDER_WORDS = frozenset(
     key apikey api_key api-key hidden masked redacted foo bar baz xyz abc abc123 string value true false yes no
     on off changeme change_me change-me dummy placeholder example sample todo fixme tbd na n/a""".split()
 )
-_PLACEHOLDER_PARTS = re.compile(
+_PLACEHOLDER_PARTS = lazy(
     r"your|change_?me|placeholder|redacted|example|dummy|replace_?(?:me|this|with)|insert_|enter_|put_your|"
     r"fill_?in|_here$|-here$|x{4,}|\*{3,}|\.{3}|…|<|>|\{\{|\}\}",
     re.IGNORECASE,
 )
-_KNOWN_PREFIX = re.compile(
+_KNOWN_PREFIX = lazy(
     r"^(?:hf_|gh[pousr]_|github_pat_|sk-(?:proj-|ant-|svcacct-|admin-)?|gl(?:pat|cbt|dt|rt)-|(?:xoxe\.)?xox[bpase]-)"
 )
-_CREDENTIAL_CHARS = re.compile(r"^[A-Za-z0-9_\-.+/=:~@!%^&*]+$")
-_VARIABLE_NAME_VALUE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_CREDENTIAL_CHARS = lazy(r"^[A-Za-z0-9_\-.+/=:~@!%^&*]+$")
+_VARIABLE_NAME_VALUE = lazy(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
 
 def is_placeholder(value: str) -> bool:
@@ -290,11 +291,11 @@ def kind_of(value: str, name: str) -> str:
 # -- reading a file as text -------------------------------------------------------------------------
 
 
-_TEXT_ASSIGNMENT = re.compile(
+_TEXT_ASSIGNMENT = lazy(
     r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[\"'\]]*[ \t]*(?:=|:[ \t])[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'`;,)}\]]+)"
 )
-_TEXT_WANDB = re.compile(r"wandb[ \t]+login(?:[ \t]+--[A-Za-z-]+)*[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"';]*)")
-_TEXT_OPTION = re.compile(r"--(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;,-][^\s\"'`;,]*)")
+_TEXT_WANDB = lazy(r"wandb[ \t]+login(?:[ \t]+--[A-Za-z-]+)*[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"';]*)")
+_TEXT_OPTION = lazy(r"--(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;,-][^\s\"'`;,]*)")
 
 
 def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterator[Secret]:

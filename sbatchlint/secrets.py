@@ -41,6 +41,7 @@ from .redaction import (
     text_secrets,
 )
 from .source import Source, Span
+from .lazyre import lazy
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model.script import Script
@@ -104,7 +105,7 @@ class TaskString:
         return None
 
 
-_EXPANSION = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))$", re.S)
+_EXPANSION = lazy(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))$", re.S)
 
 
 @lru_cache(maxsize=4096)
@@ -342,11 +343,11 @@ class _Collector:
         self.add(Secret(span, kind_of(text, name), name, text, True, "export", name, edits, how))
 
 
-_ITEM = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)=(?P<value>[^,]*)")
+_ITEM = lazy(r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)=(?P<value>[^,]*)")
 _EXPORT_OPTIONS = frozenset({"export", "container-env"})
 
 
-_ITEM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
+_ITEM_NAME = lazy(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
 
 
 def _scan_command(collector: _Collector, command: "Command") -> None:

@@ -21,7 +21,6 @@ Known traps of the grammar are guarded here so rules never see them:
 """
 from __future__ import annotations
 
-import re
 import weakref
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -29,6 +28,7 @@ from tree_sitter import Language, Node, Parser, Tree
 import tree_sitter_bash
 
 from .source import Span
+from .lazyre import lazy
 
 _PARSER: Optional[Parser] = None
 
@@ -76,7 +76,7 @@ def parse(data: bytes) -> Tree:
 
 
 # ``10#$x`` in arithmetic: bash reads the number in base 10; the grammar cannot read ``#`` there.
-_BASE = re.compile(rb"(?<=[(\s+*/%,=<>!&|^-])[0-9]{1,2}#(?=[$0-9A-Za-z_{])")
+_BASE = lazy(rb"(?<=[(\s+*/%,=<>!&|^-])[0-9]{1,2}#(?=[$0-9A-Za-z_{])")
 
 
 def _without_bases(data: bytes) -> Optional[bytes]:
@@ -98,7 +98,7 @@ def _without_bases(data: bytes) -> Optional[bytes]:
 
 # A second assignment after a first one's value (the blank between them may continue the line):
 # a glued group holds at least two. Cheaper than looking for every statement start.
-_SECOND_ASSIGNMENT = re.compile(
+_SECOND_ASSIGNMENT = lazy(
     rb"(?:=[^ \t\n=]*|[\"')}\]])(?:[ \t]|\\\r?\n)+[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?="
 )
 

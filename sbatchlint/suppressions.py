@@ -13,8 +13,9 @@ from typing import List, Set, Tuple
 
 from .diagnostics import Diagnostic
 from .source import Source, Span
+from .lazyre import lazy
 
-PATTERN = re.compile(
+PATTERN = lazy(
     rb"#[ \t]*sbatchlint:[ \t]*(?P<kind>disable-file|disable)[ \t]*=[ \t]*(?P<codes>[A-Za-z0-9_]+(?:[ \t]*,[ \t]*[A-Za-z0-9_]+)*)"
     rb"(?P<rest>[^\r\n]*)"
 )

@@ -10,7 +10,6 @@ exception), and only for inputs that can be read again (not stdin).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, List, Optional
 
@@ -19,6 +18,7 @@ from .analysis import Finding, Verdict, analyse
 from .events import Collector
 from .job import JobRecord
 from .reader import PREFILTER, SECOND_PASS, InputError, Log, scan
+from ..lazyre import lazy
 
 __all__ = ["InputError", "Diagnosis", "diagnose"]
 
@@ -123,7 +123,7 @@ def _missing_log_directory(paths: List[str]) -> Optional[Diagnosis]:
     return Diagnosis(verdict, [LogInfo(p, exists=False) for p in paths])
 
 
-_TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
+_TRACEBACK = lazy(r"Traceback \(most recent call last\):")
 
 
 def _look_at_the_end(collector: Collector, log: int, count: int, tail: bytes) -> None:

@@ -12,6 +12,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from . import lines as L
 from .reader import STOP, Cursor
+from ..lazyre import lazy
 
 # -- classes of evidence -------------------------------------------------------------------------
 CAUSE = "cause"  # a task failed on its own
@@ -21,36 +22,36 @@ VICTIM = "victim"  # a task was stopped (SIGTERM, cancelled, killed after the st
 MAX_PER_KIND = 200  # evidence lines kept per kind of event; the rest are only counted
 
 # -- line shapes ---------------------------------------------------------------------------------
-SRUN_TASK = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[0-9][0-9,\- ]*): (?P<what>.+)$")
-CANCEL = re.compile(
+SRUN_TASK = lazy(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[0-9][0-9,\- ]*): (?P<what>.+)$")
+CANCEL = lazy(
     r"\*\*\* (?P<what>STEP|JOB) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<at>\S+)"
     r"(?: DUE (?:TO|to) (?P<why>[A-Za-z ]+?))?(?:,| \*\*\*|$)")
-OOM_KILL = re.compile(r"oom[-_]kill event|OUT_OF_MEMORY|: Out Of Memory$")
-EXCEPTION = re.compile(
+OOM_KILL = lazy(r"oom[-_]kill event|OUT_OF_MEMORY|: Out Of Memory$")
+EXCEPTION = lazy(
     r"^(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|ErrorType))"
     r"(?::\s?(?P<message>.*))?$")
-FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
-TORCHRUN_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: \d+\)")
-CLOSING_SIGNAL = re.compile(r"Sending process \d+ closing signal (?P<signal>SIG[A-Z]+)")
-BLOCK_FIELD = re.compile(r"^\s*(?P<name>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
-BLOCK_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
-BLOCK_RANK = re.compile(r"^(-?\d+)(?: \(local_rank: (\d+)\))?")
-BLOCK_EXIT = re.compile(r"^(-?\d+)")
-WORLD = re.compile(
+FRAME = lazy(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+TORCHRUN_FAILED = lazy(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: \d+\)")
+CLOSING_SIGNAL = lazy(r"Sending process \d+ closing signal (?P<signal>SIG[A-Z]+)")
+BLOCK_FIELD = lazy(r"^\s*(?P<name>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+BLOCK_ENTRY = lazy(r"^\s*\[(\d+)\]:\s*$")
+BLOCK_RANK = lazy(r"^(-?\d+)(?: \(local_rank: (\d+)\))?")
+BLOCK_EXIT = lazy(r"^(-?\d+)")
+WORLD = lazy(
     r"\b(?:global[ _]rank|rank|RANK)\s*[=: ]\s*(?P<rank>\d+)\b.{0,60}?"
     r"\b(?:world[ _]size|WORLD_SIZE|world)\s*(?:[=:]|of|is)?\s*(?P<world>\d+)\b")
-SIZES = re.compile(
+SIZES = lazy(
     r"\b(?P<name>num_moe_experts|num_experts|expert_model_parallel_size|expert_tensor_parallel_size|"
     r"tensor_model_parallel_size|pipeline_model_parallel_size)\b[\s.:=]*?(?P<value>\d+|None)\b")
-HOSTLIKE = re.compile(r"\b[A-Za-z][\w.-]*\d[\w.-]*\b")
-NOISE = re.compile(
+HOSTLIKE = lazy(r"\b[A-Za-z][\w.-]*\d[\w.-]*\b")
+NOISE = lazy(
     r"UserWarning|FutureWarning|DeprecationWarning|warnings\.warn|AllocatorConfig|expandable_segments|"
     r"PYTORCH_CUDA_ALLOC_CONF|transformer_engine|\bTE\b.*[Ww]arning|NCCL INFO|it/s\]|s/it\]|^\s*frame #\d+|"
     r"^Exception raised from|^\s*\d+%\|")
 
 # Messages that say what went wrong: (diagnosis id, class, pattern).
 SIGNATURES: Tuple[Tuple[str, str, "re.Pattern[str]"], ...] = tuple(
-    (kind, cls, re.compile(pattern)) for kind, cls, pattern in (
+    (kind, cls, lazy(pattern)) for kind, cls, pattern in (
         ("address-in-use", CAUSE, r"EADDRINUSE|[Aa]ddress already in use"),
         ("duplicate-gpu", CAUSE, r"Duplicate GPU detected"),
         ("torchrun-only-guard", CAUSE, r"must be launched (?:with|using|via|by) torchrun"),
@@ -80,7 +81,7 @@ SIGNATURES: Tuple[Tuple[str, str, "re.Pattern[str]"], ...] = tuple(
                    r"Timed out waiting \d+ms for (?:recv|send)|wait timeout after \d+ms|[Tt]imed out .*barrier"),
     )
 )
-VICTIM_SIGNS = re.compile(
+VICTIM_SIGNS = lazy(
     r"SignalException|KeyboardInterrupt|got signal: ?(?:15|2|9)\b|Signal 15 \(SIGTERM\)|"
     r"forcefully exiting via 9|Received \d+ death signal|SIGTERM received")
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
+from ..lazyre import lazy
 
 # -- cleaning ------------------------------------------------------------------------------------
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ANSI = lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def clean(raw: bytes) -> str:
@@ -53,14 +54,14 @@ class Origin:
 
 NOBODY = Origin()
 
-_SRUN_LABEL = re.compile(r"\s*(\d{1,6}): ")
-_RANK = re.compile(r"\[rank(\d{1,6})\]:\s?")
-_DEFAULT = re.compile(r"(?:\S+/\d+ )?\[default(\d{1,4})\]:")
-_HOST_LOCAL = re.compile(r"\[([A-Za-z][\w.-]*):(\d{1,4})\]:\s?")
-_NCCL_HOST = re.compile(r"([A-Za-z][\w.-]*):(\d+):(\d+) \[(\d+)\] NCCL ")
-_PDSH_HOST = re.compile(r"([A-Za-z][A-Za-z0-9._-]*\d[A-Za-z0-9._-]*): ")
+_SRUN_LABEL = lazy(r"\s*(\d{1,6}): ")
+_RANK = lazy(r"\[rank(\d{1,6})\]:\s?")
+_DEFAULT = lazy(r"(?:\S+/\d+ )?\[default(\d{1,4})\]:")
+_HOST_LOCAL = lazy(r"\[([A-Za-z][\w.-]*):(\d{1,4})\]:\s?")
+_NCCL_HOST = lazy(r"([A-Za-z][\w.-]*):(\d+):(\d+) \[(\d+)\] NCCL ")
+_PDSH_HOST = lazy(r"([A-Za-z][A-Za-z0-9._-]*\d[A-Za-z0-9._-]*): ")
 # Words before ": " that are programs or messages, not host names.
-_NOT_HOSTS = re.compile(r"(?:slurmstepd|srun|sbatch|salloc|scontrol|pyxis|enroot|bash|sh|python\d?(?:\.\d+)?|rank\d+|"
+_NOT_HOSTS = lazy(r"(?:slurmstepd|srun|sbatch|salloc|scontrol|pyxis|enroot|bash|sh|python\d?(?:\.\d+)?|rank\d+|"
                         r"cuda|gpu|node_rank|local_rank|error|warning|info)", re.IGNORECASE)
 
 
@@ -103,7 +104,7 @@ def split_origin(text: str) -> Tuple[Origin, str]:
     return Origin(task, rank, host, local), text[position:]
 
 
-_SECOND_RANK = re.compile(r"(?<=\S)(?=\[rank\d{1,6}\]:)")
+_SECOND_RANK = lazy(r"(?<=\S)(?=\[rank\d{1,6}\]:)")
 
 
 def split_writers(body: str) -> List[str]:
@@ -114,9 +115,9 @@ def split_writers(body: str) -> List[str]:
 
 
 # -- time stamps ---------------------------------------------------------------------------------
-_DATE_TIME = re.compile(
+_DATE_TIME = lazy(
     r"(?<!\d)(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
-_GLOG = re.compile(r"(?:^|[\[\s:])[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\b")
+_GLOG = lazy(r"(?:^|[\[\s:])[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\b")
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,16 @@ as in lint output.
 from __future__ import annotations
 
 import json
-import re
 from typing import Dict, List, Optional
 
 from . import catalog
 from .analysis import Finding, Unit, Verdict
 from .events import format_ranges
+from ..lazyre import lazy
 
 SCHEMA_VERSION = 1
 
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy(
     r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>\s*[=:]\s*|\s+)(?P<q>['\"]?)(?P<value>[^\s'\",;&]+)")
 
 

@@ -19,7 +19,6 @@ pick the names they care about.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
@@ -32,12 +31,13 @@ from ..shell import ancestors, node_span
 from ..source import Span
 from .steps import task_tree
 from .values import CONDITIONAL_TYPES, Assignment, Piece, Value, Values, Word
+from ..lazyre import lazy
 
 if TYPE_CHECKING:  # pragma: no cover
     from .script import Script
     from .steps import Command, Step
 
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+IDENTIFIER = lazy(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Commands that only print their arguments: a command string shown in the log may change text.
 PRINTERS = frozenset({"echo", "printf"})
 # Quoting contexts (``Piece.quote``) in which a backslash before ``$`` makes it literal.

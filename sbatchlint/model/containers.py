@@ -36,6 +36,7 @@ from ..source import Span
 from . import steps as step_model
 from .steps import Command, Step, StepOption
 from .values import Piece, Value, Word
+from ..lazyre import lazy
 
 if TYPE_CHECKING:  # pragma: no cover
     from .script import Script
@@ -93,7 +94,7 @@ HOST_FILE_COMMANDS = frozenset(
 # srun options (besides pyxis's) that change where or with what environment a task runs.
 STEP_ENVIRONMENT_OPTIONS = ("export", "chdir")
 
-_NAME = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+_NAME = lazy(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 
 
 # -- paths ---------------------------------------------------------------------------------------
@@ -802,7 +803,7 @@ def _mounts(opt: StepOption, context: Sequence[Piece]) -> List[Mount]:
 
 
 # -- paths of a task command ---------------------------------------------------------------------
-_OPTION_WITH_PATH = re.compile(r"^(--?[A-Za-z0-9][\w.\-]*=|[A-Za-z_][\w.\-\[\]]*=)")
+_OPTION_WITH_PATH = lazy(r"^(--?[A-Za-z0-9][\w.\-]*=|[A-Za-z_][\w.\-\[\]]*=)")
 
 
 def _word_paths(word: Word) -> List[Tuple[Value, int]]:

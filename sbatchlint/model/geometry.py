@@ -92,6 +92,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from .. import options as option_table
 from ..source import Span
+from ..lazyre import lazy
 
 if TYPE_CHECKING:  # pragma: no cover
     from .header import Directive
@@ -113,9 +114,9 @@ ALWAYS_SET = frozenset({"SLURM_JOB_NUM_NODES", "SLURM_NNODES"})
 # Options that request GPUs, in the order they are consulted.
 GPU_OPTIONS = (option_table.GPUS_PER_NODE, option_table.GRES, option_table.GPUS, option_table.GPUS_PER_TASK)
 
-_COUNT = re.compile(r"^\s*(\d+)\s*$")
-_RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
-_VARIABLE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+_COUNT = lazy(r"^\s*(\d+)\s*$")
+_RANGE = lazy(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
+_VARIABLE = lazy(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
 @dataclass(frozen=True)

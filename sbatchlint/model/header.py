@@ -18,10 +18,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import options as sbatch_options
 from ..source import Source, Span
+from ..lazyre import lazy
 
 MAGIC = b"#SBATCH"
 _BOM = b"\xef\xbb\xbf"
-_MALFORMED = re.compile(rb"^(?P<lead>[ \t]*)#[ \t]*(?P<word>sbatch)(?P<after>.?)", re.IGNORECASE)
+_MALFORMED = lazy(rb"^(?P<lead>[ \t]*)#[ \t]*(?P<word>sbatch)(?P<after>.?)", re.IGNORECASE)
 
 
 @dataclass
@@ -150,8 +151,8 @@ class Directive:
         return None
 
 
-_LONG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_@%+=:,./#-]*\Z")
+_LONG_NAME = lazy(r"[A-Za-z][A-Za-z0-9_-]*")
+_PLAIN_VALUE = lazy(r"[A-Za-z0-9_@%+=:,./#-]*\Z")
 
 
 @dataclass
@@ -276,7 +277,7 @@ class Header:
         return self.source.text(self.source.line_span(line))
 
 
-_PLAIN_TOKEN = re.compile(rb"[^ \t\r\"'\\#]+")
+_PLAIN_TOKEN = lazy(rb"[^ \t\r\"'\\#]+")
 
 
 def tokenize(source: Source, start: int, end: int) -> List[Token]:

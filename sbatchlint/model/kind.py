@@ -9,16 +9,16 @@ it).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional
 
 from .. import shell
 from ..source import Span
+from ..lazyre import lazy
 
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tmpl", ".tpl", ".template")
-_JINJA = re.compile(rb"\{\{|\{%")
-_FIELD = re.compile(r"(?<![$\\])\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}")
+_JINJA = lazy(rb"\{\{|\{%")
+_FIELD = lazy(r"(?<![$\\])\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}")
 _QUOTED = frozenset({"string", "raw_string", "ansi_c_string", "heredoc_body", "comment", "translated_string"})
 
 

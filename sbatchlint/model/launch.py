@@ -43,6 +43,7 @@ from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .steps import Command, Step, parse_task_string
 from .values import Value, Word, split_value, consistent
+from ..lazyre import lazy
 
 if TYPE_CHECKING:  # pragma: no cover
     from .script import Script
@@ -56,7 +57,7 @@ DEEPSPEED = "deepspeed"
 ELASTIC = frozenset({TORCHRUN, TORCH_LAUNCH})
 
 MAX_VARIANTS = 16
-PYTHON = re.compile(r"^python(\d+(\.\d+)*)?$")
+PYTHON = lazy(r"^python(\d+(\.\d+)*)?$")
 
 # ``X run [opts] CMD``: options of the run subcommand that take a separate value.
 RUNNERS: Dict[str, Tuple[str, ...]] = {
@@ -158,8 +159,8 @@ SHORT_PARALLELISM = frozenset({"tp", "pp", "cp", "ep", "etp", "tp_size", "pp_siz
 # Megatron-Bridge entry points: modules, and path patterns (matched case-insensitively against the
 # script path joined to the working directory, and every tail of it).
 BRIDGE_MODULES = ("megatron.bridge", "megatron.bridge.*")
-BRIDGE_DIR = re.compile(r"^megatron[-_]?bridge(?:[-_.].*)?$", re.IGNORECASE)
-MEGATRON_LM_DIR = re.compile(r"^megatron[-_]?lm$", re.IGNORECASE)
+BRIDGE_DIR = lazy(r"^megatron[-_]?bridge(?:[-_.].*)?$", re.IGNORECASE)
+MEGATRON_LM_DIR = lazy(r"^megatron[-_]?lm$", re.IGNORECASE)
 # Paths that only a Megatron-Bridge checkout has (relative to its root).
 BRIDGE_PATHS = ("scripts/training/*.py", "examples/recipes/*.py", "tutorials/recipes/*.py")
 

@@ -4,14 +4,14 @@ them."""
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import Iterator, List, Optional, Tuple
 
 from .. import options as option_table
 from .header import Directive
+from ..lazyre import lazy
 
 # Slurm's filename patterns and the batch-shell variables that hold the same value.
-_PATTERN = re.compile(r"%(%|[0-9]*[A-Za-z])")
+_PATTERN = lazy(r"%(%|[0-9]*[A-Za-z])")
 _PATTERN_TOKENS = {"j": "{jobid}", "x": "{jobname}", "u": "{user}", "A": "{arrayjob}", "a": "{arraytask}"}
 _VARIABLE_TOKENS = {
     "SLURM_JOB_ID": "{jobid}",

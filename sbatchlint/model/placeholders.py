@@ -14,10 +14,11 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from .. import options as option_table
 from .. import shell
 from ..source import Span
+from ..lazyre import lazy
 
-_ANGLE_ANY = re.compile(r"<[^<>\s][^<>\n]*>")
-_ANGLE_SHELL = re.compile(r"<([A-Za-z][A-Za-z0-9_./:@-]*)>")
-_WORD_PLACEHOLDERS = re.compile(
+_ANGLE_ANY = lazy(r"<[^<>\s][^<>\n]*>")
+_ANGLE_SHELL = lazy(r"<([A-Za-z][A-Za-z0-9_./:@-]*)>")
+_WORD_PLACEHOLDERS = lazy(
     r"(?i)(?<![A-Za-z0-9$_{])(?:"
     r"your[_-][a-z0-9][a-z0-9_-]*"
     r"|change[_-]?me"
@@ -30,8 +31,8 @@ _WORD_PLACEHOLDERS = re.compile(
 # the nodes around a match are read (a superset of both patterns, so no placeholder is missed).
 # Searched in the lowered bytes (ASCII lowering keeps every offset), which is faster than (?i);
 # the word pattern only when one of its literals occurs at all (a substring test is far cheaper).
-_ANGLE_CANDIDATE = re.compile(rb"<[a-z_][a-z0-9_./:@ -]*>")
-_WORD_CANDIDATE = re.compile(rb"your[_-]|change[_-]?me|(?:replace|fill)[_-]?(?:me|in)|_here|xxxxx")
+_ANGLE_CANDIDATE = lazy(rb"<[a-z_][a-z0-9_./:@ -]*>")
+_WORD_CANDIDATE = lazy(rb"your[_-]|change[_-]?me|(?:replace|fill)[_-]?(?:me|in)|_here|xxxxx")
 _WORD_LITERALS = (b"your", b"change", b"replace", b"fill", b"_here", b"xxxxx")
 
 
@@ -111,7 +112,7 @@ def _mentioned_on_purpose(node, data: bytes) -> bool:
 # of a log (its directory must exist, its name is anything).
 _NAME_OPTIONS = ("--job-name", "-J", "--comment")
 _LOG_OPTIONS = ("--output", "-o", "--error", "-e")
-_ASSIGNMENT_PREFIX = re.compile(rb"[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=([^ \t\n;&|()<>]*)\Z")
+_ASSIGNMENT_PREFIX = lazy(rb"[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=([^ \t\n;&|()<>]*)\Z")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ assignment last ("primary").
 from __future__ import annotations
 
 import bisect
-import re
 
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -23,6 +22,7 @@ from tree_sitter import Node
 
 from ..shell import ancestors, inner, may_cut_words, node_span, only_assignments, parameter_length, word_chain
 from ..source import Span
+from ..lazyre import lazy
 
 MAX_ALTERNATIVES = 16
 MAX_DEPTH = 12
@@ -1258,8 +1258,8 @@ def split_value(value: Value) -> List[Value]:
     return [Value(tuple(w)) for w in words if w]
 
 
-_IFS = re.compile(r"[ \t\n]")
-_NOT_IFS = re.compile(r"[^ \t\n]+")
+_IFS = lazy(r"[ \t\n]")
+_NOT_IFS = lazy(r"[^ \t\n]+")
 
 
 def _sub_piece(piece: Piece, start: int, end: int) -> Piece:

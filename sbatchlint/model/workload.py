@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, List, Optional
 from .launch import DEEPSPEED, SRUN_NATIVE, TORCH_LAUNCH, TORCHRUN, EntryPoint, Launch, classify_entry
 from .steps import Command, Step
 from .values import Word
+from ..lazyre import lazy
 
 if TYPE_CHECKING:  # pragma: no cover
     from .script import Script
@@ -46,8 +47,8 @@ class Workload(Enum):
 # -- classification of one launch -----------------------------------------------------------------
 NOT_TRAINING_MODULES = frozenset({"pip", "venv", "ensurepip", "site", "json.tool", "http.server", "compileall"})
 GPU_LAUNCHERS = frozenset({TORCHRUN, TORCH_LAUNCH, DEEPSPEED})
-CPU_HINTS = re.compile(r"(^|[=\s])(gloo|cpu)($|[\s,])|--no[-_]cuda|--cpu\b", re.IGNORECASE)
-MEGATRON_MODULE = re.compile(r"^megatron\.", re.IGNORECASE)
+CPU_HINTS = lazy(r"(^|[=\s])(gloo|cpu)($|[\s,])|--no[-_]cuda|--cpu\b", re.IGNORECASE)
+MEGATRON_MODULE = lazy(r"^megatron\.", re.IGNORECASE)
 
 
 def entry_workload(entry: Optional[EntryPoint], workdir: Optional[str], settings: Optional[dict] = None) -> Optional[Workload]:
@@ -108,8 +109,8 @@ def uses_gpus(launch: Launch, settings: Optional[dict] = None) -> bool:
 
 # -- the job's training runs ------------------------------------------------------------------------
 NONE_VALUES = frozenset(("none", "None", "null", "false", "False", "0", "''", '""'))
-TRAINING_NAME = re.compile(r"pretrain|finetune|train|sft|peft|lora")
-RESUME = re.compile(r"^(--?load(=|$)|checkpoint\.load=|[\w.\-]*resume[\w.\-]*(=|$)|--?[\w\-]*resume)", re.IGNORECASE)
+TRAINING_NAME = lazy(r"pretrain|finetune|train|sft|peft|lora")
+RESUME = lazy(r"^(--?load(=|$)|checkpoint\.load=|[\w.\-]*resume[\w.\-]*(=|$)|--?[\w\-]*resume)", re.IGNORECASE)
 
 
 @dataclass

@@ -32,6 +32,7 @@ with warnings.catch_warnings():  # libcst 1.0's metadata package imports depreca
 
 from ..diagnostics import Edit
 from ..source import Source, Span
+from ..lazyre import lazy
 
 # libcst parses roughly 0.3 MB/s and its position metadata costs as much again: beyond this the
 # file is reported as too large instead of stalling the run. Setting: ``python-max-bytes``
@@ -48,8 +49,8 @@ MAX_CHAIN = 1000
 # a tree is at most about 1,200 levels deep, which needs more than Python's default of 1,000.
 RECURSION_LIMIT = 15000
 
-_LIBCST_POSITION = re.compile(r"error at (\d+):(\d+)")
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+_LIBCST_POSITION = lazy(r"error at (\d+):(\d+)")
+_NEWLINE = lazy(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)

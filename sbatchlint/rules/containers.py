@@ -33,6 +33,7 @@ from ..model.values import Value, Word
 from ..registry import register
 from ..source import Span
 from .base import Bad, Good, Rule, clean
+from ..lazyre import lazy
 
 # -- what a task command launches ----------------------------------------------------------------
 UV_RUN_VALUE_OPTIONS = frozenset(
@@ -116,8 +117,8 @@ def quote_context(script, offset: int) -> str:
     return ""
 
 
-SIMPLE = re.compile(r"^(?:[\w./:@%+,=-]|\$[A-Za-z_]\w*|\$\{[A-Za-z_]\w*\})+$")
-SAFE_LITERAL = re.compile(r"^[\w./:@%+,=-]+$")
+SIMPLE = lazy(r"^(?:[\w./:@%+,=-]|\$[A-Za-z_]\w*|\$\{[A-Za-z_]\w*\})+$")
+SAFE_LITERAL = lazy(r"^[\w./:@%+,=-]+$")
 
 
 def shell_text(script, value: Value, context: Sequence, inside: str) -> Optional[str]:
@@ -641,7 +642,7 @@ def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvS
     return f"`{name}` is `{path.text}`, a directory local to each node's container"
 
 
-HF_HINT = re.compile(r"(?i)hugging|(^|[^a-z])hf([_\-.]|$)|hf_model|--hf|transformers|from_pretrained|hub")
+HF_HINT = lazy(r"(?i)hugging|(^|[^a-z])hf([_\-.]|$)|hf_model|--hf|transformers|from_pretrained|hub")
 
 
 def _fills_uv_cache(analysis: Containers, step: Step) -> bool:

@@ -15,6 +15,7 @@ from ..redaction import mask
 from ..secrets import TaskString, expansion_name, is_secret_variable, scan, task_strings
 from ..source import Span
 from .base import Bad, Good, Rule, clean
+from ..lazyre import lazy
 
 # Obviously fake values in the documentation's examples, in the real shapes.
 FAKE_HF = "hf_" + "FakeD0csT0kenN0tReal" + "AbCdEfGh123456"
@@ -283,7 +284,7 @@ def batch_sites(script, value) -> List[Tuple[Span, str, int]]:
     return out
 
 
-_EXPANDED_NAME = re.compile(rb"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
+_EXPANDED_NAME = lazy(rb"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _expands_a_secret_variable(script) -> bool:
