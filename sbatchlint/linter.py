@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from . import registry, suppressions
+from .codes import CODES
 from .diagnostics import Severity
 from .diagnostics import Diagnostic
 from .fix import FixResult, fix_to_fixed_point
@@ -95,7 +96,7 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
     options = options or Options()
     language = "python" if is_python(source) else "shell"
     enabled = options.selection.enabled
-    rules = registry.all_rules()
+    rules = registry.for_language(language)
     diagnostics: List[Diagnostic] = []
     selected = _selected(rules, language, options.selection)
     if language == "shell":
@@ -115,10 +116,9 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
     found = suppressions.find(source, model)
     if found:
         diagnostics = suppressions.apply(source, diagnostics, found)
-        known = [rule.code for rule in rules]
         for code in SUPPRESSION_RULES:
             if enabled(code):
-                diagnostics.extend(registry.get(code).findings(model, found, enabled, known))
+                diagnostics.extend(registry.rule(code).findings(model, found, enabled, CODES))
         diagnostics = suppressions.apply_to_own(source, diagnostics, found)
     for d in diagnostics:
         override = options.severity.get(d.code)

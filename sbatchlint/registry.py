@@ -1,7 +1,15 @@
-"""Code → rule. A duplicate code or name is an error at import time."""
+"""Code → rule. A duplicate code or name is an error at import time.
+
+Rule modules are imported when first needed: ``for_language`` imports only the modules whose
+rules can run on a file of that language (``codes.RULES`` says where each code lives),
+``rule`` only the one module of a code; ``all_rules`` and ``get`` import every module.
+"""
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Dict, List, Type
+
+from . import codes
 
 if TYPE_CHECKING:  # importing the rules package here would import every rule
     from .rules.base import Rule
@@ -28,6 +36,31 @@ def all_rules() -> "List[Rule]":
     return [_RULES[code] for code in sorted(_RULES)]
 
 
+_BY_LANGUAGE: Dict[str, "List[Rule]"] = {}
+
+
+def for_language(language: str) -> "List[Rule]":
+    """The rules that can run on a file of ``language`` ("shell" or "python"), in code order,
+    importing only the modules that hold them."""
+    found = _BY_LANGUAGE.get(language)
+    if found is None:
+        wanted = [(code, module) for code, _name, module, lang in codes.RULES if lang in (language, "any")]
+        for module in sorted({module for _code, module in wanted}):
+            importlib.import_module(f"{__package__}.rules.{module}")
+        found = _BY_LANGUAGE[language] = [_RULES[code] for code, _module in wanted]
+    return found
+
+
+def rule(code: str) -> "Rule":
+    """The rule with this code, importing only its module."""
+    if code not in _RULES:
+        module = next((m for c, _name, m, _language in codes.RULES if c == code), None)
+        if module is None:
+            return get(code)
+        importlib.import_module(f"{__package__}.rules.{module}")
+    return _RULES[code]
+
+
 def get(code_or_name: str) -> "Rule":
     _load()
     key = code_or_name.strip()
@@ -39,4 +72,20 @@ def get(code_or_name: str) -> "Rule":
 
 
 def _load() -> None:
-    from . import rules  # noqa: F401  (importing the package registers every rule)
+    """Import every rule module (each registers its rules): those in the table, and any other
+    module in the package, so that a rule missing from the table is still found (and the
+    table's test fails)."""
+    global _LOADED
+    if _LOADED:
+        return
+    import pkgutil
+
+    from . import rules
+
+    for info in sorted(pkgutil.iter_modules(rules.__path__), key=lambda info: info.name):
+        if info.name != "base" and not info.name.startswith("_"):
+            importlib.import_module(f"{rules.__name__}.{info.name}")
+    _LOADED = True
+
+
+_LOADED = False

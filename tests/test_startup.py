@@ -56,3 +56,41 @@ def test_a_lazy_pattern_behaves_as_the_compiled_one():
     assert pattern.fullmatch("a=1 b") is None
     with pytest.raises(AttributeError):
         pattern.no_such_method
+
+
+def test_the_static_code_table_is_the_registry():
+    from sbatchlint import codes, registry
+
+    rules = [(r.code, r.name, type(r).__module__.rsplit(".", 1)[1], r.language) for r in registry.all_rules()]
+    assert list(codes.RULES) == rules
+    assert list(codes.CODES) == [code for code, _name, _module, _language in rules]
+
+
+RUN = r"""
+import sys
+from sbatchlint.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exit:
+    print("exit", exit.code)
+print(sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("sbatchlint.rules.") and m != "sbatchlint.rules.base"))
+"""
+
+
+def _imported_rules(*args, cwd):
+    done = subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+    return done.stdout.splitlines()[-2:]  # after the run's own output
+
+
+def test_checking_the_selection_imports_no_rule(tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n")
+    assert _imported_rules(str(script), "--select", "SBL9999", cwd=tmp_path) == ["exit 2", "[]"]
+
+
+def test_a_shell_script_imports_no_python_rule(tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n")
+    exit_line, modules = _imported_rules(str(script), cwd=tmp_path)
+    assert exit_line == "exit 0"
+    assert "python" not in modules and "topology" in modules and "suppression" in modules

@@ -1,11 +1,7 @@
-"""The rules, one module per rule family. Importing this package registers every rule.
+"""The rules, one module per rule family.
 
-Modules are discovered, so adding a rule family is adding a file. A module for Python files must
+Importing this package registers no rule: ``registry`` imports the modules a run needs (the
+table in ``sbatchlint.codes`` says which module holds which code), or all of them. Adding a
+rule family is adding a file here and its rows to that table. A module for Python files must
 not import libcst at import time (only inside its checks), so shell-only runs never pay for it.
 """
-import importlib
-import pkgutil
-
-for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    if _module != "base" and not _module.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module}")
