@@ -157,3 +157,25 @@ def test_placeholder_shapes_and_harmless_names():
     glued = findings[1].message
     assert "`<team` as input from a file named `team`" in glued
     assert "creates or truncates a file `/pytorch.sqsh`" in glued and "`CONT` holds only `/shared/images/`" in glued
+
+
+# -- heterogeneous jobs ----------------------------------------------------------------------
+def test_het_job_components_are_not_duplicates_and_hetjob_is_no_stray_word():
+    assert found(fixture("het_job.sh")) == []
+
+
+def test_het_group_steps_take_their_own_component():
+    from sbatchlint.model.geometry import geometry
+    from sbatchlint.model.script import Script
+    from sbatchlint.source import Source
+
+    script = Script(Source(fixture("het_job.sh").encode(), "job.sh"))
+    header = script.header
+    assert header.components == 1
+    assert header.get("nodes").value == "2"  # the first component: the batch script's own
+    serve, train = script.steps
+    assert geometry(script, train).tasks_per_node.value == 8  # --het-group=0: the first component
+    assert geometry(script, serve).ntasks.value is None  # --het-group=1: not the first component
+    # a duplicate inside one component is still one
+    text = fixture("het_job.sh").replace("#SBATCH --time=02:00:00", "#SBATCH --time=02:00:00\n#SBATCH -N 3")
+    assert ("SBL008", 7) in found(text, ["SBL008"])

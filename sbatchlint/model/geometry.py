@@ -642,7 +642,11 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
         geometry.cpus_per_task = Quantity(parse_count(cpus_text), _step_origin(cpus_opt))
     else:
         geometry.cpus_per_task = _srun_cpus_from_environment(script, step, job) or Quantity(1, Origin("default", option_table.CPUS_PER_TASK))
-    if step.options_incomplete:
+    het_group = step_option(step, option_table.HET_GROUP)
+    other_component = het_group is not None and (het_group.value or "").strip() not in ("", "0")
+    if step.options_incomplete or other_component:
+        # (a step of another component of a heterogeneous job inherits that component's
+        # options, which the header's first component does not describe)
         # Words the model cannot read stand among the options (``srun $ARGS …``): they may set
         # anything, so only what the step visibly sets itself is known.
         geometry.options_incomplete = True

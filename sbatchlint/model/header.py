@@ -21,6 +21,7 @@ from ..source import Source, Span
 from ..lazyre import lazy
 
 MAGIC = b"#SBATCH"
+HET_SEPARATORS = ("hetjob", "packjob")
 _BOM = b"\xef\xbb\xbf"
 _MALFORMED = lazy(rb"^(?P<lead>[ \t]*)#[ \t]*(?P<word>sbatch)(?P<after>.?)", re.IGNORECASE)
 
@@ -55,6 +56,13 @@ class Directive:
     quote_char: str = ""  # the quote that is never closed (see unclosed_quote)
     ignored_words: List[str] = field(default_factory=list)  # words sbatch drops after the '#'
     value_byte_offsets: Optional[List[int]] = None  # see value_offsets
+    component: int = 0  # the component of a heterogeneous job (0 before the first ``hetjob``)
+
+    @property
+    def separator(self) -> bool:
+        """``#SBATCH hetjob`` (or the older ``packjob``): the start of the next component of a
+        heterogeneous job, not an option."""
+        return self.dashes == "" and self.option in HET_SEPARATORS
 
     @property
     def name(self) -> Optional[str]:
@@ -172,6 +180,7 @@ class Header:
     last_header_line: int = 0  # the last #SBATCH line before the first command
     lines: Dict[int, List[Directive]] = field(default_factory=dict)
     source: Optional[Source] = field(default=None, repr=False, compare=False)
+    components: int = 0  # the number of ``hetjob`` separators: a heterogeneous job has more than 0
     table: Dict[str, "sbatch_options.OptionSpec"] = field(default_factory=lambda: sbatch_options.SBATCH, repr=False, compare=False)
 
     @property
@@ -198,7 +207,8 @@ class Header:
             by_name: Dict[str, Directive] = {}
             by_canonical: Dict[str, Directive] = {}
             for directive in effective:
-                if directive.name is not None:
+                # the batch script and steps without --het-group run in the first component
+                if directive.name is not None and directive.component == 0:
                     by_name[directive.name] = directive
                     by_canonical[sbatch_options.canonical(directive.name)] = directive
             cache = self.__dict__["_cache"] = (len(self.directives), effective, by_name, by_canonical)
@@ -398,6 +408,11 @@ def parse_header(source: Source, data_regions: Sequence[Span] = (), table=None) 
             # command only a line that still reads as a directive (`#SBATCH --x`, `#SBATCH-N2`)
             # is one sbatch ignored, and `#SBATCHED …` there is just a comment.
             directives = _directives(source, number, span, "header" if in_header else "late", header.table)
+            if in_header:
+                for directive in directives:
+                    if directive.separator:
+                        header.components += 1
+                    directive.component = header.components
             header.directives.extend(directives)
             header.lines[number] = directives
             if in_header:

@@ -152,6 +152,8 @@ class UnknownDirectiveOption(Rule):
             previous_flagged = directive if flagged else None
 
     def _check(self, script, directive: Directive, previous_flagged: Optional[Directive]) -> Iterator[Diagnostic]:
+        if directive.separator and directive.placement == "header":
+            return  # the next component of a heterogeneous job
         if directive.dashes == "":
             yield from self._stray(script, directive, previous_flagged)
             return
@@ -684,7 +686,9 @@ class DuplicateDirective(Rule):
         Groups the header's options by the option they set, whatever the spelling (`-N 2`,
         `--nodes=4`, an abbreviation, a deprecated alias), and reports each one a later line
         overrides with a different value. Options Slurm or pyxis accumulate (`--mail-type`,
-        `--container-mounts`, `--container-env`) are not duplicates.
+        `--container-mounts`, `--container-env`) are not duplicates, and neither are the options
+        of the components of a heterogeneous job: each `#SBATCH hetjob` line starts a component
+        with options of its own.
     """
     why = """
         sbatch applies the options in order and the last value wins, silently: a header edited
@@ -718,6 +722,18 @@ class DuplicateDirective(Rule):
                 """
             )
         ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2 --ntasks-per-node=8
+                #SBATCH hetjob
+                #SBATCH --nodes=1 --ntasks-per-node=1
+                srun --het-group=0 python train.py : --het-group=1 python serve.py
+                """
+            ),
+            title="a heterogeneous job",
+        ),
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
@@ -729,8 +745,9 @@ class DuplicateDirective(Rule):
             spec = directive.spec
             if (spec is not None and spec.accumulates) or (spec is not None and spec.arg == "none"):
                 continue  # accumulated, or a flag: setting it twice changes nothing
-            groups.setdefault(name, []).append(directive)
-        for name, directives in groups.items():
+            # each component of a heterogeneous job has options of its own
+            groups.setdefault((directive.component, name), []).append(directive)
+        for (_, name), directives in groups.items():
             winner = directives[-1]
             winner_text = winner.text
             for directive in directives[:-1]:
