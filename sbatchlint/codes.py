@@ -38,6 +38,8 @@ RULES: Tuple[Tuple[str, str, str, str], ...] = (
     ("SBL109", "cpus-per-task-not-inherited", "topology", "shell"),
     ("SBL110", "uneven-task-distribution", "topology", "shell"),
     ("SBL111", "gpu-per-task-binding", "topology", "shell"),
+    ("SBL112", "launcher-in-batch-shell", "launch", "shell"),
+    ("SBL113", "torchrun-missing-master-addr", "launch", "shell"),
     ("SBL201", "per-task-variable-expanded-early", "expansion", "shell"),
     ("SBL202", "job-variable-expanded-early", "expansion", "shell"),
     ("SBL203", "variable-not-exported-to-task", "expansion", "shell"),

@@ -214,7 +214,7 @@ import pathlib  # noqa: E402
 from lintutil import fix_text, lint_text  # noqa: E402
 
 FIXTURES = sorted((pathlib.Path(__file__).parent / "fixtures" / "launch").glob("*.sh"))
-LAUNCH_CODES = ("SBL101", "SBL102", "SBL103", "SBL104", "SBL106")
+LAUNCH_CODES = ("SBL101", "SBL102", "SBL103", "SBL104", "SBL106", "SBL112", "SBL113")
 
 
 def expectations(text: str):
@@ -332,7 +332,7 @@ def test_unknown_values_say_nothing():
     text = (
         HEADER
         + 'GPUS=${GPUS_PER_NODE:-4}\n'
-        + 'srun bash -c "torchrun --nnodes=2 --node_rank=\\$SLURM_NODEID --nproc_per_node=$GPUS train.py --tp $TP"\n'
+        + 'srun bash -c "torchrun --nnodes=2 --node_rank=\\$SLURM_NODEID --master_addr=$HEAD --nproc_per_node=$GPUS train.py --tp $TP"\n'
         + "srun torchrun $DIST_ARGS train.py\n"
     )
     assert not lint_text(text, list(LAUNCH_CODES))

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from .. import options as option_table
 from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
-from .steps import Command, Step, parse_task_string
+from .steps import SHELLS, Command, Step, parse_task_string
 from .values import Value, Word, split_value, consistent
 from ..lazyre import lazy
 
@@ -950,6 +950,61 @@ def build_launches(script: "Script") -> List[Launch]:
                 variant.variants = variants
             out.append(launch)
     return out
+
+
+# Programs that start processes on other nodes themselves (over ssh/pdsh or MPI's own daemons).
+REMOTE_STARTERS = frozenset({"ssh", "pdsh", "clush", "pssh", "parallel-ssh", "mpirun", "mpiexec", "orterun", "prterun"})
+_BATCH_LAUNCH_PROGRAMS = frozenset(RUNNERS) | frozenset(CONTAINER_RUNNERS) | {"torchrun", "accelerate", "deepspeed"}
+
+
+def batch_launches(script: "Script") -> List[Launch]:
+    """Launches the batch shell runs itself, outside any srun step (``torchrun …`` or
+    ``uv run python -m torch.distributed.run …`` as a command of the script, or inside a
+    ``bash -c STRING`` it runs): they start on the job's first node only. Their ``step`` is None."""
+    steps = {id(s.command) for s in script.steps}
+    out: List[Launch] = []
+    for command in script.commands:
+        if id(command) in steps:
+            continue
+        program = command.program
+        if not (program in _BATCH_LAUNCH_PROGRAMS or PYTHON.match(program) or command.may_run(SHELLS) or program == ""):
+            continue
+        argv = command.argv
+        begin = command.begin
+        if begin < len(argv) and argv[begin].known and posixpath.basename(argv[begin].text) in SHELLS:
+            string = _shell_string(argv, begin)
+            if string is None:
+                continue
+            inner = parse_task_string(script.values, string)
+            candidates = [(c, True) for c in inner]
+        else:
+            candidates = [(command, False)]
+        for candidate, in_string in candidates:
+            launch = recognise(None, candidate)  # type: ignore[arg-type]
+            if launch is None:
+                continue
+            if in_string and _tree_has_error(candidate.node):
+                launch.unparsed = True
+                launch.options_incomplete = True
+            launch.variants = [launch]
+            out.append(launch)
+    return out
+
+
+def _shell_string(argv: List[Word], begin: int) -> Optional[Value]:
+    """The STRING of ``bash [-flags] -c STRING``."""
+    j = begin + 1
+    while j < len(argv) and argv[j].known and argv[j].text[:1] == "-":
+        flag = argv[j].text
+        j += 1
+        if not flag.startswith("--") and "c" in flag[1:]:
+            return argv[j].value if j < len(argv) else None
+    return None
+
+
+def runs_remote_starter(script: "Script") -> bool:
+    """The batch shell starts processes on other nodes itself (an ssh loop, pdsh, mpirun)."""
+    return any(c.program in REMOTE_STARTERS for c in script.commands)
 
 
 def _tree_has_error(node) -> bool:

@@ -11,6 +11,7 @@ from ..model.geometry import (
     TaskLayout,
     geometry,
     gives_per_node,
+    job_geometry,
     header_directive,
     job_task_count_set,
     step_option,
@@ -26,7 +27,10 @@ from ..model.launch import (
     launches,
     launches_of,
     literal_span,
+    batch_launches,
+    runs_remote_starter,
 )
+from ..model import variables
 from ..model.steps import Step
 from ..model.tasks import tasks_running
 from ..model.workload import Workload, classify
@@ -49,7 +53,8 @@ def _launcher_name(launch: Launch) -> str:
 def _env_sets(script, launch: Launch, *options: str) -> bool:
     """The environment may set these torchrun options (``PET_NNODES=…``) for the launcher."""
     names = {PET + o.upper() for o in options}
-    if any(e.name in names for e in launch.command.env + launch.step.command.env):
+    step_env = launch.step.command.env if launch.step is not None else []
+    if any(e.name in names for e in launch.command.env + step_env):
         return True
     return any(name in script.values.assignments for name in names)
 
@@ -596,7 +601,8 @@ class TorchrunMissingNodeArgs(Rule):
                 #SBATCH --nodes=2
                 #SBATCH --ntasks-per-node=1
                 #SBATCH --gpus-per-node=8
-                CMD="torchrun --nproc_per_node=8 \\
+                HEAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                CMD="torchrun --master_addr=$HEAD --nproc_per_node=8 \\
                   pretrain_gpt.py --tensor-model-parallel-size 2"
                 srun --kill-on-bad-exit=1 bash -c "$CMD"
                 """
@@ -607,7 +613,8 @@ class TorchrunMissingNodeArgs(Rule):
                 #SBATCH --nodes=2
                 #SBATCH --ntasks-per-node=1
                 #SBATCH --gpus-per-node=8
-                CMD="torchrun --nnodes=\\${SLURM_JOB_NUM_NODES} --node_rank=\\${SLURM_NODEID} --nproc_per_node=8 \\
+                HEAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                CMD="torchrun --nnodes=\\${SLURM_JOB_NUM_NODES} --node_rank=\\${SLURM_NODEID} --master_addr=$HEAD --nproc_per_node=8 \\
                   pretrain_gpt.py --tensor-model-parallel-size 2"
                 srun --kill-on-bad-exit=1 bash -c "$CMD"
                 """
@@ -1083,3 +1090,348 @@ class ParallelismDoesNotDivide(Rule):
                 product_text = "·".join(names) + " = " + "·".join(str(f) for f in factors) + f" = {expert}"
                 return f"{product_text} (DP = {world}/{dense} = {world // dense}, but the expert layers need {expert} to divide {world})"
         return None
+
+
+# -- SBL112 ---------------------------------------------------------------------------------------
+# The first node of the allocation, as the batch shell (which runs there) finds it.
+FIRST_NODE = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'
+RDZV_PORT = 29500
+
+
+def _multi_node_options(launch: Launch) -> bool:
+    """The launch's own options ask for several nodes (``--nnodes=2``, ``--nnodes=$SLURM_NNODES``,
+    a ``--node_rank``, a rendezvous endpoint)."""
+    if launch.has("node_rank", "rdzv_endpoint", "master_addr"):
+        return True
+    nnodes = launch.option("nnodes")
+    if nnodes is None or nnodes.value is None:
+        return False
+    if nnodes.known:
+        high = nnodes.text.split(":")[-1] if nnodes.text else ""
+        return high.isdigit() and int(high) > 1
+    return True  # a node count only known at run time: written for several nodes
+
+
+def _per_task_arguments(launch: Launch) -> bool:
+    return any(
+        not p.known and variables.scope_of(p.name) in (variables.TASK, variables.NODE, variables.LAUNCHER)
+        for word in launch.command.argv
+        for p in word.pieces
+    )
+
+
+@register
+class LauncherInBatchShell(Rule):
+    code = "SBL112"
+    name = "launcher-in-batch-shell"
+    severity = Severity.ERROR
+    summary = "torchrun run by the batch shell of a multi-node job, without srun: only the first node works."
+    what = """
+        Finds `torchrun`, `python -m torch.distributed.run` or `.launch` (also behind `uv run`,
+        `conda run`, `apptainer exec`…, directly or in a `bash -c` string) that the batch script
+        runs itself, outside any `srun` step, in a job of several nodes (`#SBATCH --nodes=2`),
+        or with its own `--nnodes` above 1.
+        Not reported: launchers that reach the other nodes themselves (the `deepspeed` launcher,
+        `mpirun`/`mpiexec`, a script that starts work over `ssh`/`pdsh`), and a single-node
+        launch (no `--nnodes` above 1, no `--node_rank` or rendezvous address) in a script
+        whose other work runs in `srun` steps: that is a deliberate run on the first node
+        (an evaluation after the training step, say).
+        When the header gives no node count, the rule reports only a launch whose own options
+        ask for several nodes.
+    """
+    why = """
+        The batch shell runs once, on the first node of the allocation. A launcher started
+        there starts its workers on that node only: with `--nnodes=1` (or none) one node trains
+        and the others sit idle for the whole job; with `--nnodes=2` the rendezvous waits for
+        nodes that never start an agent, until it times out. It is the usual first mistake
+        when a single-node command moves to several nodes.
+    """
+    fix_safety = """
+        Unsafe: the fix runs the launch as an srun step with one task per node
+        (`srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1`) and
+        gives torchrun the job's node count and a c10d rendezvous on the first node
+        (`--nnodes=${SLURM_JOB_NUM_NODES} --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500
+        --rdzv_id=$SLURM_JOB_ID`), which needs no per-node rank. It changes how many processes
+        run and where: check the entry point's batch sizes. No fix when the launch is built
+        from a variable or a string, already names a rendezvous, a node rank or a master
+        address, sets `--standalone` or a node count other than the job's, or passes a per-task
+        value the batch shell would expand once. A Megatron-Bridge entry point is better run
+        srun-native (SBL102) once it is a step.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --gpus-per-node=8
+                cd /lustre/fsw/alice/vision
+                uv run python -m torch.distributed.run --nproc_per_node=8 train.py --epochs 90
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --gpus-per-node=8
+                cd /lustre/fsw/alice/vision
+                srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 uv run python -m torch.distributed.run --nnodes=${SLURM_JOB_NUM_NODES} --rdzv_backend=c10d --rdzv_endpoint=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1):29500 --rdzv_id=$SLURM_JOB_ID --nproc_per_node=8 train.py --epochs 90
+                """
+            ),
+            unsafe=True,
+            title="a single-node command moved to two nodes",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=4
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                TRAIN="torchrun --nnodes=4 --node_rank=0 --nproc_per_node=8 pretrain.py"
+                bash -c "$TRAIN"
+                """
+            ),
+            title="through a string: the rendezvous waits for three nodes that never come",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=$SLURM_JOB_NUM_NODES --node_rank=$SLURM_NODEID \\
+                  --master_addr=$MASTER_ADDR --nproc_per_node=8 train.py'
+                torchrun --standalone --nproc_per_node=8 evaluate.py
+                """
+            ),
+            title="training in an srun step, then an evaluation on the first node",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --gpus-per-node=8
+                scontrol show hostnames "$SLURM_JOB_NODELIST" | sed 's/$/ slots=8/' > hostfile
+                deepspeed --hostfile hostfile --num_gpus 8 train.py --deepspeed ds_config.json
+                """
+            ),
+            title="the deepspeed launcher reaches the other nodes over pdsh itself",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        found = [launch for launch in batch_launches(script) if launch.elastic]
+        if not found or runs_remote_starter(script):
+            return
+        job = job_geometry(script)
+        has_steps = bool(script.steps)
+        for launch in found:
+            wants_nodes = _multi_node_options(launch)
+            if not job.multi_node and not wants_nodes:
+                continue
+            if not wants_nodes and has_steps:
+                continue  # a deliberate first-node run beside the srun steps
+            name = _launcher_name(launch)
+            nodes = _nodes_phrase(job) if job.multi_node else "several nodes"
+            if wants_nodes:
+                consequence = "no other node starts an agent, so the rendezvous waits for them until it times out"
+            else:
+                consequence = "its workers start on that node only: one node trains while the others idle"
+            yield self.report(
+                script,
+                launch.span,
+                f"{name} runs in the batch shell, which runs on the first of the job's {nodes} only: {consequence}",
+                self._fix(script, launch, job),
+                label="first node only",
+                help=f"start it with srun, one task per node: srun --ntasks-per-node=1 … {name} "
+                "--nnodes=$SLURM_JOB_NUM_NODES --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500 …",
+            )
+
+    def _fix(self, script, launch: Launch, job: Geometry) -> Optional[Fix]:
+        if launch.in_string or launch.options_incomplete or not job.multi_node:
+            return None
+        if launch.has("standalone", "node_rank", "master_addr", "master_port", "rdzv_backend", "rdzv_endpoint"):
+            return None
+        if _env_sets(script, launch, "nnodes", "node_rank", "master_addr", "rdzv_endpoint", "rdzv_backend", "standalone"):
+            return None
+        if _per_task_arguments(launch):
+            return None
+        nnodes = launch.option("nnodes")
+        if nnodes is not None and not (nnodes.known and job.nodes.value is not None and nnodes.text == str(job.nodes.value)):
+            return None
+        first = launch.command.argv[launch.index]
+        start = literal_span(first.value)
+        offset, quote = launch.insertion_after_launcher()
+        if start is None or offset is None or quote != "":
+            return None
+        spell = launch.spelling
+        added = "" if nnodes is not None else f" {spell('nnodes')}=${{SLURM_JOB_NUM_NODES}}"
+        added += (
+            f" {spell('rdzv_backend')}=c10d {spell('rdzv_endpoint')}={FIRST_NODE}:{RDZV_PORT}"
+            f" {spell('rdzv_id')}=$SLURM_JOB_ID"
+        )
+        srun = "srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 "
+        return Fix.unsafe(
+            "run it as an srun step, one torchrun per node, with a c10d rendezvous on the first node",
+            Edit.insert(start.start, srun),
+            Edit.insert(offset, added),
+        )
+
+
+# -- SBL113 ---------------------------------------------------------------------------------------
+@register
+class StaticRendezvousWithoutMasterAddress(Rule):
+    code = "SBL113"
+    name = "torchrun-missing-master-addr"
+    severity = Severity.ERROR
+    summary = "Multi-node torchrun with a static rendezvous and no `--master_addr`: each node waits on its own localhost."
+    what = """
+        Finds torchrun (or `python -m torch.distributed.run` / `.launch`) launched by a step on
+        several nodes with the static rendezvous (a `--node_rank`, no `--rdzv_backend` other
+        than `static`, no `--rdzv_endpoint`) and without `--master_addr`, in options or in
+        torchrun's own environment variable `PET_MASTER_ADDR`. An exported `MASTER_ADDR` does
+        not count: torchrun does not read it.
+        When the step's node count is unknown, the rule reports a launch whose `--nnodes` is
+        above 1 or a node-count variable.
+    """
+    why = """
+        torchrun's `--master_addr` defaults to 127.0.0.1 and is read from `PET_MASTER_ADDR`, not
+        from `MASTER_ADDR` (torch's `distributed/run.py`): node 0's agent opens the rendezvous
+        store on its own loopback, and every other node's agent connects to *its* loopback,
+        where nothing listens. The job hangs until the rendezvous timeout, although the script
+        exported `MASTER_ADDR` a few lines earlier.
+    """
+    fix_safety = """
+        Safe: `--master_addr=$MASTER_ADDR` is added after the launcher when the script exports
+        `MASTER_ADDR` (escaped as `\\$MASTER_ADDR` inside a double-quoted string, so each task
+        reads the exported value); otherwise the first node of the allocation, which the batch
+        shell finds with `scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1` where it
+        expands the command. No fix inside a single-quoted string without an exported
+        `MASTER_ADDR`, or when the launcher's words come from a variable.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 train.py'
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --master_addr=$MASTER_ADDR --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 train.py'
+                """
+            ),
+            title="MASTER_ADDR exported, but torchrun reads PET_MASTER_ADDR",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                CMD="python -m torch.distributed.run --nnodes=2 --node_rank=\\$SLURM_NODEID --nproc_per_node=8 train.py"
+                srun --kill-on-bad-exit=1 bash -c "$CMD"
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                CMD="python -m torch.distributed.run --master_addr=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1) --nnodes=2 --node_rank=\\$SLURM_NODEID --nproc_per_node=8 train.py"
+                srun --kill-on-bad-exit=1 bash -c "$CMD"
+                """
+            ),
+            title="nothing names the first node",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID \\
+                  --master_addr=$MASTER_ADDR --master_port=29500 --nproc_per_node=8 train.py'
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 torchrun --nnodes=2 --rdzv_backend=c10d \\
+                  --rdzv_endpoint=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1):29500 --nproc_per_node=8 train.py
+                """
+            ),
+            title="a c10d rendezvous names its host in the endpoint",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for launch in launches(script):
+            if not launch.elastic or launch.options_incomplete or launch.unparsed or launch.entry is None:
+                continue
+            if launch.has("master_addr", "rdzv_endpoint", "standalone") or not launch.has("node_rank"):
+                continue
+            backends = launch.option_values("rdzv_backend")
+            if launch.has("rdzv_backend") and not all(v is not None and v.known and v.text == "static" for v in backends):
+                continue
+            if _env_sets(script, launch, "master_addr", "rdzv_endpoint"):
+                continue
+            geo = geometry(script, launch.step)
+            nnodes = launch.option("nnodes")
+            if geo.nodes.value is not None or (geo.nodes.low is not None and geo.nodes.high is not None):
+                if not geo.multi_node:
+                    continue
+            elif nnodes is None or (nnodes.known and not (nnodes.number or 0) > 1):
+                continue  # node count unknown: only a launch written for several nodes
+            if nnodes is not None and nnodes.known and nnodes.text in ("1", "1:1"):
+                continue  # SBL103: each node its own world
+            name = _launcher_name(launch)
+            exported = script.values.is_exported("MASTER_ADDR", launch.step.command.node.start_byte)
+            hint = " (the exported `MASTER_ADDR` is not read by torchrun)" if exported else ""
+            yield self.report(
+                script,
+                launch.span,
+                f"{name} on {_nodes_phrase(geo)} with a static rendezvous and no `--master_addr`{hint}: it defaults to "
+                "127.0.0.1, so every node's agent waits on its own localhost and the job hangs",
+                self._fix(script, launch, exported),
+                label="no master address",
+                help="pass --master_addr=$MASTER_ADDR (exported, the first node), or use --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500",
+            )
+
+    def _fix(self, script, launch: Launch, exported: bool) -> Optional[Fix]:
+        offset, quote = launch.insertion_after_launcher()
+        if offset is None:
+            return None
+        option = launch.spelling("master_addr")
+        if exported:
+            value = {"": "$MASTER_ADDR", '"': "\\$MASTER_ADDR" if launch.in_string else "$MASTER_ADDR", "'": "$MASTER_ADDR"}.get(quote)
+        elif quote in ("", '"') and not (launch.in_string and quote == ""):
+            value = FIRST_NODE  # the batch shell expands it, on the first node
+        else:
+            value = None
+        if value is None:
+            return None
+        return Fix.safe(f"add {option}={'$MASTER_ADDR' if exported else 'the first node'} after the launcher",
+                        Edit.insert(offset, f" {option}={value}"))
