@@ -114,6 +114,45 @@ def _first_node_on_purpose(entry: EarlyExpansion, occurrence: Occurrence) -> boo
     return any(hint in option for hint in RENDEZVOUS_HINTS)
 
 
+def _scripts_own(script, name: str, scope: Optional[str]) -> bool:
+    """A launcher's variable name the script assigns itself from values of its own (a loop
+    ``for NODE_RANK in 0 1``): the batch shell's value is the one the script meant."""
+    if scope != "launcher":
+        return False
+    values = script.values
+    assignments = values.assignments.get(name, [])
+    if not assignments:
+        return False
+    for assignment in assignments:
+        if assignment.value_node is None:
+            continue
+        for value in values.evaluate(assignment.value_node):
+            if any(not p.known and variables.scope_of(p.name) not in (None, variables.JOB) for p in value.pieces):
+                return False  # taken from a per-task value: still wrong in every task
+    return True
+
+
+def _read_only_by_static_rendezvous(script, entry: EarlyExpansion, occurrence: Occurrence) -> bool:
+    """The value of torchrun's ``--node_rank`` under a dynamic rendezvous (c10d, etcd), which
+    assigns ranks itself and reads ``--node_rank`` only with the static one."""
+    from ..model.launch import launches_of
+
+    for launch in launches_of(script, occurrence.step):
+        option = launch.option("node_rank")
+        if option is None:
+            continue
+        backends = launch.option_values("rdzv_backend")
+        if not backends or not all(v is not None and v.known and v.text in DYNAMIC_BACKENDS for v in backends):
+            continue
+        if any(p.span == entry.site for word in option.words for p in word.pieces):
+            return True
+    return False
+
+
+# Rendezvous backends that assign node ranks themselves.
+DYNAMIC_BACKENDS = frozenset({"c10d", "etcd", "etcd-v2"})
+
+
 CONSEQUENCE = {
     "task": "every task gets the batch shell's value (task 0's) instead of its own",
     "node": "every task gets the first node's value instead of its own node's",
@@ -240,7 +279,11 @@ class PerTaskVariableExpandedEarly(Rule):
         A one-task step (or a one-node step, for the node's variables) gets the batch shell's
         value anyway and is not reported, nor is a host name frozen into a rendezvous address
         (`MASTER_ADDR=$SLURMD_NODENAME`, `--rdzv_endpoint=$HOSTNAME:29500`): the first node's
-        name is the right one there.
+        name is the right one there. Not reported either: the value of torchrun's `--node_rank`
+        under a dynamic rendezvous (`--rdzv_backend=c10d` or etcd), which assigns node ranks
+        itself and reads `--node_rank` only with the static one; and a launcher's variable name
+        that the script assigns itself from its own values (`for NODE_RANK in 0 1; do srun -N1
+        … --node_rank=$NODE_RANK …`): the batch shell's value is the one meant.
 
         It also finds such a variable in a file name the step's srun opens for its tasks:
         `--output`/`-o`, `--error`/`-e`, `--input`/`-i` (`srun --output=logs/rank_$SLURM_PROCID.log
@@ -497,6 +540,8 @@ class PerTaskVariableExpandedEarly(Rule):
                 if early_scope(entry.name, script, o.step) not in (None, "job")
                 and not _same_as_batch_shell(entry.name, early_scope(entry.name, script, o.step) or "", script, o.step)
                 and not _first_node_on_purpose(entry, o)
+                and not _scripts_own(script, entry.name, early_scope(entry.name, script, o.step))
+                and not _read_only_by_static_rendezvous(script, entry, o)
             ]
             if not relevant:
                 continue

@@ -1253,7 +1253,7 @@ class LauncherInBatchShell(Rule):
     def _fix(self, script, launch: Launch, job: Geometry) -> Optional[Fix]:
         if launch.in_string or launch.options_incomplete or not job.multi_node:
             return None
-        if launch.has("standalone", "node_rank", "master_addr", "master_port", "rdzv_backend", "rdzv_endpoint"):
+        if launch.has("standalone", "node_rank", "master_addr", "rdzv_backend", "rdzv_endpoint"):
             return None
         if _env_sets(script, launch, "nnodes", "node_rank", "master_addr", "rdzv_endpoint", "rdzv_backend", "standalone"):
             return None

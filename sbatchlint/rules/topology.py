@@ -137,6 +137,11 @@ class RendezvousEnvInBatchShell(Rule):
         with a value taken from a per-task variable such as `$SLURM_PROCID`, `$SLURM_LOCALID` or
         `$SLURM_NODEID`, and `MASTER_ADDR` set to `localhost` or `127.0.0.1` in a job that spans
         several nodes.
+        Not reported when every launch of the script is torchrun (or
+        `python -m torch.distributed.run`/`.launch`) and the variable is one torchrun sets for
+        each worker itself (`RANK`, `LOCAL_RANK`, `GROUP_RANK`): the exported value is
+        overwritten. `NODE_RANK`, which torchrun does not set, is still reported, and so is
+        every variable before srun-native or plain `python` launches.
     """
     why = """
         The batch shell runs once, on the first node, where `SLURM_PROCID`, `SLURM_LOCALID` and
@@ -231,8 +236,14 @@ class RendezvousEnvInBatchShell(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         values = script.values
+        # torchrun sets RANK, LOCAL_RANK, GROUP_RANK… for each worker itself: a value exported for
+        # it is overwritten, and harms nothing when every launch of the script is torchrun.
+        launched = launch_model.launches(script)
+        all_torchrun = bool(launched) and all(launch.elastic for launch in launched)
         for name in RANK_VARIABLES:
             if not values.is_exported(name):
+                continue
+            if all_torchrun and name in variables.TORCHRUN_SET:
                 continue
             for assignment in _unique(values.assignments.get(name, [])):
                 if assignment.kind not in ("assign", "append") or assignment.value_node is None:

@@ -1,0 +1,53 @@
+"""Launch and expansion rules on the shapes real jobs take (SBL105, SBL112, SBL113, SBL201…)."""
+from __future__ import annotations
+
+from lintutil import codes
+
+HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+MASTER = 'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)\n'
+
+
+def test_sbl105_rank_exported_before_torchrun_is_overwritten_by_torchrun():
+    text = (
+        HEADER + MASTER + "export RANK=$SLURM_PROCID\nexport LOCAL_RANK=$SLURM_LOCALID\n"
+        "srun torchrun --nnodes=2 --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:29500 --nproc_per_node=8 train.py\n"
+    )
+    assert "SBL105" not in codes(text)
+
+
+def test_sbl105_still_reports_node_rank_and_srun_native_launches():
+    node_rank = (
+        HEADER + MASTER + "export NODE_RANK=$SLURM_NODEID\n"
+        "srun bash -c 'torchrun --nnodes=2 --node_rank=$NODE_RANK --master_addr=$MASTER_ADDR --nproc_per_node=8 train.py'\n"
+    )
+    assert "SBL105" in codes(node_rank)
+    native = HEADER.replace("--ntasks-per-node=1", "--ntasks-per-node=8") + "export RANK=$SLURM_PROCID\nsrun python train.py\n"
+    assert "SBL105" in codes(native)
+
+
+def sbl201(text: str) -> list:
+    return [c for c in codes(text) if c == "SBL201"]
+
+
+def test_sbl201_node_rank_under_a_c10d_rendezvous_is_not_read():
+    c10d = (
+        HEADER + MASTER
+        + "srun torchrun --nnodes=2 --node_rank=$SLURM_NODEID --rdzv_backend=c10d "
+        "--rdzv_endpoint=$MASTER_ADDR:29500 --nproc_per_node=8 train.py\n"
+    )
+    assert sbl201(c10d) == []
+    static = HEADER + MASTER + "srun torchrun --nnodes=2 --node_rank=$SLURM_NODEID --master_addr=$MASTER_ADDR --nproc_per_node=8 train.py\n"
+    assert sbl201(static) == ["SBL201"]
+
+
+def test_sbl201_a_loop_variable_named_node_rank_is_the_scripts_own():
+    loop = HEADER + MASTER + (
+        'HOSTS=($(scontrol show hostnames "$SLURM_JOB_NODELIST"))\n'
+        "for NODE_RANK in 0 1; do\n"
+        '  srun --nodes=1 --ntasks=1 -w "${HOSTS[$NODE_RANK]}" bash -c "torchrun --nnodes=2 --node_rank=$NODE_RANK '
+        '--master_addr=$MASTER_ADDR --nproc_per_node=8 train.py" &\n'
+        "done\nwait\n"
+    )
+    assert sbl201(loop) == []
+    from_slurm = HEADER + "NODE_RANK=$SLURM_NODEID\nsrun bash -c \"torchrun --node_rank=$NODE_RANK --nproc_per_node=8 t.py\"\n"
+    assert sbl201(from_slurm) == ["SBL201"]
