@@ -379,7 +379,7 @@ def _explain(first: Unit, collector: Collector, units, year: int) -> Finding:
     if diagnosed:
         chosen = diagnosed[0].diagnosis
         evidence = [e for e in own if e.diagnosis == chosen] + ([exception] if exception and exception.diagnosis != chosen else [])
-    elif first.cls == PEER and not _failed_on_its_own(units, rank=0):
+    elif first.cls == PEER and first.rank != 0 and not _failed_on_its_own(units, rank=0):
         chosen = "rank0-unreachable"  # the others timed out or lost a peer while rank 0 had not failed
         evidence = [e for e in own if e.cls == PEER][:3]
     elif exception is not None:
@@ -399,6 +399,9 @@ def _explain(first: Unit, collector: Collector, units, year: int) -> Finding:
             finding.evidence.extend((line, 1) for line in moe[1])
     if chosen in ("rank0-unreachable", "nccl-watchdog-timeout", "") or chosen == "task-failed" and first.cls == PEER:
         finding.extra.extend(_rank0_activity(collector, units))
+    if chosen == "task-failed" and not own:
+        finding.extra.append("the log holds no error message of this task: its output may have been cut off "
+                             "when the step was cancelled, or it went to another file (--error)")
     if chosen == "import-error" and exception is not None:
         frames = " ".join(f"{f[0]} {f[2]}" for f in exception.detail.get("frames") or [])  # type: ignore[union-attr]
         if "save_artifacts" in frames or "transformers_modules" in str(exception.detail.get("message")) or "remote" in frames:
