@@ -151,6 +151,8 @@ def test_first_failure_by_time_stamps_not_by_line_order(tmp_path):
         "srun: error: h2: task 5: Exited with exit code 1\n")
     v = verdict(log)
     assert v.first.task == 5 and v.ordered_by == "time stamps" and v.tie == []
+    data = json.loads(run(str(log), "--output-format", "json").output)
+    assert data["first_failure"]["time"] == "2026-01-05 10:00:02.000"
 
 
 def test_failures_within_two_seconds_are_a_tie_and_a_specific_cause_wins(tmp_path):
@@ -246,10 +248,10 @@ def test_a_missing_log_directory_is_the_launch_failure(tmp_path):
     assert "rule: SBL010 output-directory-created-in-job" in result.output
 
 
-def test_json_follows_the_documented_schema():
+def test_json_follows_the_documented_schema(tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads(SCHEMA.read_text())
-    for path in [*sorted(LOGS.glob("*.out")), *sorted(FIXTURES.glob("*.log"))]:
+    for path in [*sorted(LOGS.glob("*.out")), *sorted(FIXTURES.glob("*.log")), tmp_path / "logs" / "x.out"]:
         result = run(str(path), "--output-format", "json")
         data = json.loads(result.output)
         jsonschema.validate(data, schema)

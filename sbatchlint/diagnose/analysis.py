@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from . import catalog
 from . import lines as L
 from .events import CAUSE, PEER, VICTIM, Block, Collector, Event, format_ranges
-from .job import JobRecord, split_exit
+from .job import JobRecord
 
 TIE_SECONDS = 2.0
 EXITED = "exited"  # a non-zero exit code and nothing else known about the task
@@ -69,6 +69,7 @@ class Unit:
     exit_code: Optional[int] = None
     exit_text: str = ""
     time: Optional[float] = None
+    stamp: Optional[L.Stamp] = None  # the time stamp ``time`` was read from
     order: Optional[int] = None  # reading order of its first own failure
     cls: str = ""  # its strongest evidence: CAUSE > PEER > VICTIM
 
@@ -153,7 +154,7 @@ def analyse(collector: Collector, job: Optional[JobRecord] = None) -> Verdict:
             findings.append(Finding("node-failure", "a node failed during the job", [(node_fail.line, 1)]))
         elif time_limit is not None:
             findings.append(Finding("time-limit", "the job reached its time limit while its tasks were still running",
-                                    [(time_limit.line, 1)] + _last_progress(collector)))
+                                    [(time_limit.line, 1)]))
         elif job is not None and "TIMEOUT" in job.states():
             findings.append(Finding("time-limit", "the job reached its time limit", []))
         elif job is not None and "NODE_FAIL" in job.states():
@@ -337,9 +338,9 @@ def _classify(u: Unit, year: Optional[int]) -> None:
     for e in relevant:
         stamp = e.line.stamp or e.detail.get("stamp")
         if stamp is not None and year is not None:
-            times.append(stamp.value(year))  # type: ignore[union-attr]
+            times.append((stamp.value(year), stamp))  # type: ignore[union-attr]
     if year is not None:
-        u.time = min(times) if times else None
+        u.time, u.stamp = min(times, key=lambda t: t[0]) if times else (None, None)
     u.order = min((e.order for e in relevant), default=None)
 
 
@@ -544,10 +545,6 @@ def _rank0_activity(collector: Collector, units) -> List[str]:
         out.append("rank 0 was still saving or exporting: give the process group a longer timeout "
                    "for work before a barrier (SBL502)")
     return out
-
-
-def _last_progress(collector: Collector) -> List[Tuple[L.Line, int]]:
-    return []
 
 
 def _collapse(events: Sequence[Optional[Event]], limit: Optional[int] = EVIDENCE_LINES) -> List[Tuple[L.Line, int]]:

@@ -35,8 +35,6 @@ TORCHRUN_FAILED = lazy(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lo
 CLOSING_SIGNAL = lazy(r"Sending process \d+ closing signal (?P<signal>SIG[A-Z]+)")
 BLOCK_FIELD = lazy(r"^\s*(?P<name>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 BLOCK_ENTRY = lazy(r"^\s*\[(\d+)\]:\s*$")
-BLOCK_RANK = lazy(r"^(-?\d+)(?: \(local_rank: (\d+)\))?")
-BLOCK_EXIT = lazy(r"^(-?\d+)")
 WORLD = lazy(
     r"\b(?:global[ _]rank|rank|RANK)\s*[=: ]\s*(?P<rank>\d+)\b.{0,60}?"
     r"\b(?:world[ _]size|WORLD_SIZE|world)\s*(?:[=:]|of|is)?\s*(?P<world>\d+)\b")
@@ -133,8 +131,6 @@ class Collector:
         self.tail_traceback: Optional[L.Line] = None
         self.wants: Set[str] = set()  # what the second pass looks for
         self.stop_at: Optional[Tuple[int, int]] = None  # (log, line) where the second pass may stop
-        self.lines_read: List[int] = []
-        self.bytes_read: List[int] = []
 
     # -- the reader's consumer -------------------------------------------------------------------
     def __call__(self, cursor: Cursor) -> int:

@@ -6,7 +6,7 @@ alongside the log: TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, a ``0:53`` launch failure.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 
@@ -48,12 +48,3 @@ class JobRecord:
     def launch_failed(self) -> bool:
         """Exit code 0:53 (or reason JobLaunchFailure): the job never started."""
         return split_exit(self.exit_code)[1] == 53 or (self.reason or "") == "JobLaunchFailure"
-
-
-@dataclass
-class Inputs:
-    """Everything one diagnosis reads."""
-
-    logs: List[str] = field(default_factory=list)  # paths, "-" for stdin
-    job: Optional[JobRecord] = None
-    job_script: Optional[str] = None

@@ -7,9 +7,8 @@ as in lint output.
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Optional
+from typing import Dict, List
 
-from . import catalog
 from .analysis import Finding, Unit, Verdict
 from .events import format_ranges
 from ..lazyre import lazy
@@ -82,7 +81,8 @@ def to_json(result, paths: List[str]) -> dict:
         "cause_found": verdict.found,
         "verdict": mask(verdict.text),
         "first_failure": None if first is None else dict(
-            _who(first), exit_code=first.exit_code, ordered_by=verdict.ordered_by,
+            _who(first), exit_code=first.exit_code, time=first.stamp.text() if first.stamp else None,
+            ordered_by=verdict.ordered_by,
             tie_with=[_who(u) for u in verdict.tie]),
         "diagnoses": [_finding_json(f, names, paths) for f in verdict.findings],
         "victims": {"count": len(verdict.victims), "tasks": [_who(u) for u in verdict.victims[:1000]],
