@@ -61,6 +61,8 @@ def build(source: Source, options: Optional[Options] = None):
 
 SUPPRESSION_RULES = ("SBL900", "SBL901")
 TEMPLATE_RULE = "SBL015"
+# The rules that hold for any shell file, batch job or not: syntax and secrets.
+ANY_SHELL_FILE = ("SBL001", "SBL016", "SBL4")
 
 
 def lint(source: Source, options: Optional[Options] = None, model=None) -> List[Diagnostic]:
@@ -105,6 +107,9 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
         if template_evidence(model) is not None:
             # a template for another tool: one finding says so, no rule checks it as a job
             selected = [rule for rule in selected if rule.code == TEMPLATE_RULE]
+        elif not model.is_batch_script:
+            # another shell file (a sourced helper): only what holds for any shell script
+            selected = [rule for rule in selected if rule.code.startswith(ANY_SHELL_FILE)]
     for rule in selected:
         diagnostics.extend(rule.check(model))
     if language == "shell":

@@ -179,3 +179,30 @@ def test_het_group_steps_take_their_own_component():
     # a duplicate inside one component is still one
     text = fixture("het_job.sh").replace("#SBATCH --time=02:00:00", "#SBATCH --time=02:00:00\n#SBATCH -N 3")
     assert ("SBL008", 7) in found(text, ["SBL008"])
+
+
+# -- what is a batch script ------------------------------------------------------------------
+def test_a_sourced_helper_gets_only_the_rules_for_any_shell_file():
+    from lintutil import fix_text
+
+    text = fixture("sourced_env.sh")
+    assert found(text) == []  # no SBL002: it is not a job, sbatch never reads it
+    assert fix_text(text, unsafe=True) == text  # and no shebang is added to it
+    broken = text + "if true; then\n"
+    assert [code for code, _ in found(broken)] == ["SBL001"]
+
+
+def test_batch_scripts_are_told_apart_by_the_model():
+    from sbatchlint.model.script import Script
+    from sbatchlint.source import Source
+
+    def batch(text: str, path: str = "job.sh") -> bool:
+        return Script(Source(text.encode(), path)).is_batch_script
+
+    assert not batch(fixture("sourced_env.sh"))
+    assert batch("#!/bin/bash\n#SBATCH --nodes=1\npython train.py\n")
+    assert batch("#!/bin/bash\nset -e\n#SBATCH --nodes=1\npython train.py\n")  # late directives
+    assert batch("#!/bin/bash\nsrun hostname\n")  # runs job steps
+    assert batch("#!/bin/bash\npython train.py\n", "train.sbatch")
+    # a here-document's #SBATCH lines are the job it writes, not this file's
+    assert not batch("#!/bin/bash\ncat > job.sh <<EOF\n#!/bin/bash\n#SBATCH -N 1\nEOF\necho written\n")

@@ -68,3 +68,19 @@ def build_template_evidence(script) -> Optional[TemplateEvidence]:
             end = line_end
         return TemplateEvidence(Span(at, end), "a Jinja tag")
     return None
+
+
+# File names only a batch job has.
+BATCH_SUFFIXES = (".sbatch", ".slurm")
+
+
+def build_is_batch_script(script) -> bool:
+    """Whether the file is a batch job: it has ``#SBATCH`` lines of its own (in its header, or
+    below it where sbatch ignores them; not in here-documents, which are data), it runs job steps
+    (``srun``), or its name says so (``.sbatch``, ``.slurm``). A sourced helper that only exports
+    variables is none of these: only the rules that hold for any shell file apply to it."""
+    if script.header.directives or script.header.malformed:
+        return True
+    if script.source.path.lower().endswith(BATCH_SUFFIXES):
+        return True
+    return bool(script.steps)

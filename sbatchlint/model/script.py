@@ -135,6 +135,13 @@ class Script:
         return build_template_evidence(self)
 
     @analysis
+    def is_batch_script(self) -> bool:
+        """Whether the file is a batch job rather than another shell file (``model/kind.py``)."""
+        from .kind import build_is_batch_script
+
+        return build_is_batch_script(self)
+
+    @analysis
     def heredocs(self) -> List["HereDoc"]:
         """Every here-document body, with whether the script submits it (``model/heredocs.py``)."""
         from .heredocs import build_heredocs
