@@ -20,6 +20,7 @@ errors that name the file and the key.
     shellcheck = false
     extra-options = ["environment=", "no-gpu-reset"]
     slurm-version = "24.05"            # or "auto": ask the sbatch on this machine
+    gpu-request = "optional"           # the site gives jobs their nodes' GPUs unasked (SBL108)
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ _SETTINGS = {
     "python-max-bytes": ("python_max_bytes", int),
     "extra-options": ("extra_options", list),
     "slurm-version": ("slurm_version", str),
+    "gpu-request": ("gpu_request", str),
 }
 
 
@@ -184,6 +186,8 @@ def load(path: str, known_codes: Sequence[str] = ()) -> Config:
 
                 if parse_slurm_version(value) is None:
                     raise ConfigError(f"{where}: expected a Slurm release such as \"24.05\", or \"auto\", got {value!r}")
+            if key == "gpu-request" and value not in ("required", "optional"):
+                raise ConfigError(f"{where}: expected \"required\" or \"optional\", got {value!r}")
             config.settings[name] = value
         else:
             known = ", ".join(sorted(list(_LIST_KEYS) + ["per-file-ignores", "severity"] + list(_SETTINGS)))

@@ -51,3 +51,33 @@ def test_sbl201_a_loop_variable_named_node_rank_is_the_scripts_own():
     assert sbl201(loop) == []
     from_slurm = HEADER + "NODE_RANK=$SLURM_NODEID\nsrun bash -c \"torchrun --node_rank=$NODE_RANK --nproc_per_node=8 t.py\"\n"
     assert sbl201(from_slurm) == ["SBL201"]
+
+
+GPU_HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+TRAIN = 'srun torchrun --nnodes=2 --node_rank=$SLURM_NODEID --master_addr=$HEAD --nproc_per_node=8 train.py\n'
+
+
+def sbl108(text: str, settings=None) -> list:
+    return [c for c in codes(text, settings=settings) if c == "SBL108"]
+
+
+def test_sbl108_reports_a_gpu_launch_without_a_gpu_request():
+    assert sbl108(GPU_HEADER + TRAIN) == ["SBL108"]
+
+
+def test_sbl108_whole_nodes_get_their_gpus():
+    assert sbl108(GPU_HEADER + "#SBATCH --exclusive\n" + TRAIN) == []
+    assert sbl108(GPU_HEADER + "#SBATCH --exclusive=user\n" + TRAIN) == ["SBL108"]
+
+
+def test_sbl108_cpu_tools_need_no_gpu():
+    prep = "srun python -m torch.distributed.run --nproc_per_node=8 tools/preprocess_data.py --input corpus.jsonl\n"
+    assert sbl108(GPU_HEADER + prep) == []
+    void = GPU_HEADER + "export NVIDIA_VISIBLE_DEVICES=void\n" + TRAIN
+    assert sbl108(void) == []
+    cpu = GPU_HEADER + "#SBATCH --partition=cpu\n" + TRAIN
+    assert sbl108(cpu) == []
+
+
+def test_sbl108_setting_for_sites_without_gpu_gating():
+    assert sbl108(GPU_HEADER + TRAIN, settings={"gpu_request": "optional"}) == []

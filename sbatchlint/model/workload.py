@@ -92,6 +92,27 @@ def _launch_text(launch: Launch) -> str:
     return " ".join(w.text for w in words)
 
 
+# Entry points that prepare data on CPUs: tokenising, packing, preprocessing a dataset.
+CPU_TOOL_NAME = lazy(r"preprocess|prepare_\w*data|pack\w*_data|tokeni[sz]e|data_prep")
+# A partition named for CPU nodes.
+CPU_PARTITION = lazy(r"(^|[-_,])cpu($|[-_,\d])", re.IGNORECASE)
+
+
+def cpu_tool(script: "Script", launch: Launch) -> bool:
+    """A launch that runs a CPU tool: a data-preparation entry point, GPUs hidden from it
+    (``NVIDIA_VISIBLE_DEVICES=void``), or a job sent to a CPU partition."""
+    entry = launch.entry
+    if entry is not None and entry.known and CPU_TOOL_NAME.search(posixpath.basename(entry.name)):
+        return True
+    hidden = [e.value for e in launch.command.env if e.name == "NVIDIA_VISIBLE_DEVICES"]
+    at = (launch.step.command if launch.step is not None else launch.command).node.start_byte
+    hidden += script.values.lookup("NVIDIA_VISIBLE_DEVICES", at)
+    if any(v.known and v.text in ("void", "none", "") for v in hidden):
+        return True
+    partition = script.header.winning("partition")
+    return partition is not None and partition.value is not None and bool(CPU_PARTITION.search(partition.value))
+
+
 def uses_gpus(launch: Launch, settings: Optional[dict] = None) -> bool:
     """A launch that certainly wants GPUs: an elastic/deepspeed launcher, a Megatron entry point,
     or one that asks for NCCL; never one that says it runs on CPU."""

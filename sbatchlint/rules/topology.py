@@ -12,7 +12,7 @@ from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model import variables
 from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
-from ..model.workload import training_launch, uses_gpus
+from ..model.workload import cpu_tool, training_launch, uses_gpus
 from ..model.steps import Step
 from ..registry import register
 from .. import shell
@@ -450,7 +450,13 @@ class MissingGpuRequest(Rule):
         `deepspeed`, a Megatron-LM `pretrain_*.py` or Megatron-Bridge entry point, or a Python
         launch that asks for the NCCL backend) while neither the header nor the step requests
         GPUs with `--gpus-per-node`, `--gres=gpu:N`, `--gpus` or `--gpus-per-task`. Launches that
-        say they run on CPU (`gloo`, `--cpu`, `--no-cuda`) are left alone.
+        say they run on CPU (`gloo`, `--cpu`, `--no-cuda`) are left alone, and so are CPU tools:
+        data preparation entry points (`preprocess_data.py`, `prepare_*data*.py`, tokenizers),
+        launches with `NVIDIA_VISIBLE_DEVICES=void`, and jobs sent to a partition named for CPU
+        nodes (`--partition=cpu`). A job or step with `--exclusive` (whole nodes) is not
+        reported: Slurm then allocates every CPU and GRES of its nodes, GPUs included.
+        Sites that give a job its nodes' GPUs without any GPU request (no GRES gating) set
+        `gpu-request = "optional"` in the configuration, which turns the rule off.
     """
     why = """
         Without a GPU request Slurm gives the job no GPUs: the tasks see an empty
@@ -510,12 +516,14 @@ class MissingGpuRequest(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
+        if str(script.settings.get("gpu_request", "required")).lower() == "optional":
+            return  # the site gives a job its nodes' GPUs without a GPU request
         for step in script.steps:
             launch = training_launch(script, step)
-            if launch is None or not uses_gpus(launch, script.settings):
+            if launch is None or not uses_gpus(launch, script.settings) or cpu_tool(script, launch):
                 continue
             g = geometry(script, step)
-            if g.gpu_requested or g.options_incomplete:
+            if g.gpu_requested or g.options_incomplete or _whole_nodes(script, step):
                 continue
             what = launch.entry.name if launch.kind == launch_model.SRUN_NATIVE and launch.entry else launch.kind
             yield self.report(
@@ -526,6 +534,16 @@ class MissingGpuRequest(Rule):
                 label="no GPU requested",
                 help="add e.g. `#SBATCH --gpus-per-node=8` to the header",
             )
+
+
+def _whole_nodes(script, step) -> bool:
+    """``--exclusive`` (whole nodes, not =user/=mcs/=topo) in the step or the header: Slurm
+    allocates every CPU and GRES of the nodes, GPUs included, without a GPU request."""
+    option = step.option("exclusive")
+    if option is not None:
+        return option.value in (None, "")
+    directive = script.header.winning("exclusive")
+    return directive is not None and (directive.value or "") == ""
 
 
 # -- SBL109 -------------------------------------------------------------------------------------------
