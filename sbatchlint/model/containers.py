@@ -184,6 +184,53 @@ class PathValue:
         return False
 
 
+def _ancestors(directory: str) -> List[str]:
+    """A normalized absolute directory and every directory above it, ``/`` last."""
+    out = [directory]
+    cut = directory.rfind("/")
+    while cut > 0:
+        directory = directory[:cut]
+        out.append(directory)
+        cut = directory.rfind("/")
+    if out[-1] != "/":
+        out.append("/")
+    return out
+
+
+class PathIndex:
+    """Path uses, asked for the first one (in their order) that lies under a directory.
+
+    ``first_under(root)`` is ``next(u for u in uses if u.path.under(root) is True)``, answered
+    from the directories above each use's known directory instead of a walk of every use: rules
+    ask it for every mount of every step."""
+
+    def __init__(self, uses: Sequence["PathUse"]) -> None:
+        self.uses = list(uses)
+        first: Dict[str, int] = {}
+        for index, use in enumerate(self.uses):
+            path = use.path
+            if not path.absolute:
+                continue
+            directory = path.directory
+            if not directory:
+                continue
+            for above in _ancestors(directory):
+                if above not in first:
+                    first[above] = index
+        self._first = first
+
+    def first_index(self, root: str) -> Optional[int]:
+        root = normalize(root)
+        if not root:
+            return None
+        return self._first.get(root)
+
+    def first_under(self, *roots: str) -> Optional["PathUse"]:
+        """The first use under any of ``roots``."""
+        found = [i for i in (self.first_index(root) for root in roots) if i is not None]
+        return self.uses[min(found)] if found else None
+
+
 _LOCAL: Dict[str, bool] = {}
 
 
@@ -408,7 +455,32 @@ class Containers:
         return found
 
     def paths_for(self, step: Step) -> List[PathUse]:
-        return [p for p in self.container_paths if p.step is step]
+        return self._paths_by_step().get(id(step), [])
+
+    def _paths_by_step(self) -> Dict[int, List[PathUse]]:
+        found = self.__dict__.get("_by_step_paths")
+        if found is None:
+            found = {}
+            for use in self.container_paths:
+                found.setdefault(id(use.step), []).append(use)
+            self.__dict__["_by_step_paths"] = found
+        return found
+
+    @property
+    def host_index(self) -> PathIndex:
+        """The host paths, indexed by the directories they lie under."""
+        found = self.__dict__.get("_host_index")
+        if found is None:
+            found = self.__dict__["_host_index"] = PathIndex(self.host_paths)
+        return found
+
+    def step_index(self, step: Step) -> PathIndex:
+        """The container paths of one step, indexed by the directories they lie under."""
+        indexes = self.__dict__.setdefault("_step_indexes", {})
+        found = indexes.get(id(step))
+        if found is None:
+            found = indexes[id(step)] = PathIndex(self.paths_for(step))
+        return found
 
     # -- shared or not --------------------------------------------------------------------------
     def is_shared(self, path: PathValue) -> bool:

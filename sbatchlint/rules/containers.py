@@ -411,17 +411,10 @@ class MountPathDiffers(Rule):
                 source, destination = mount.source, mount.destination
                 if not (source.complete and destination.complete):
                     continue
-                host = next((u for u in analysis.host_paths if u.path.under(source.text) is True), None)
+                host = analysis.host_index.first_under(source.text)
                 if host is None:
                     continue
-                inside = next(
-                    (
-                        u
-                        for u in analysis.paths_for(container.step)
-                        if u.path.under(source.text) is True or u.path.under(destination.text) is True
-                    ),
-                    None,
-                )
+                inside = analysis.step_index(container.step).first_under(source.text, destination.text)
                 if inside is None:
                     continue
                 key = (mount.span, mount.text)
