@@ -1,7 +1,7 @@
 """Speed benchmark: a generated corpus of varied batch scripts linted in one process, and cold
 single-file runs of the command compared with a bare interpreter start.
 
-    python bench/run.py [--files 400] [--repeat 5] [--no-breakdown] [--no-shellcheck]
+    python bench/run.py [--files 400] [--repeat 5] [--no-breakdown] [--no-shellcheck] [--corpus DIR]
 
 Targets: the corpus in under 1 s (400 files) on a machine where ShellCheck takes about 16 ms a
 file, at least 5x faster than ShellCheck on the same corpus, a cold single-file run under 4x
@@ -9,6 +9,11 @@ file, at least 5x faster than ShellCheck on the same corpus, a cold single-file 
 it), and the corpus time is then also given on the reference machine's scale, which the 1 s gate
 uses: seconds on one machine swing by a third from hour to hour, their ratio to ShellCheck's
 does not. Without ShellCheck the gate uses this machine's seconds.
+With ``--corpus DIR`` (the real scripts, e.g. /root/corpus) it also times every file below DIR
+the way the command lints it (launched Python files followed, so the SBL5xx analysis is
+included) next to ShellCheck on the same files in one process (target: at most 0.2x
+ShellCheck's time), prints the ten slowest files (target: none over 50 ms), and times a cold
+run on the median-size file against a cold ShellCheck on it (target: at most 2x).
 Prints the numbers, where the corpus time goes (model build phases, shared analyses, rules) and
 whether libcst was imported on the shell-only path; exits 1 when a target is missed, so it can
 gate a release but stays out of the test suite (timings are machine-bound).
@@ -233,6 +238,104 @@ print('libcst' in sys.modules, file=sys.stderr)
 """
 
 
+def real_files(directory: str) -> list:
+    """Every regular file below ``directory``, in a fixed order."""
+    out = []
+    for folder, dirs, files in os.walk(os.path.abspath(os.path.expanduser(directory))):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                out.append(path)
+    return out
+
+
+def bench_real(paths: list, repeat: int) -> "tuple[float, dict]":
+    """Seconds for one pass over ``paths`` (the best of ``repeat``), each file linted as the
+    command does (``runner.run_job``: the model, every rule, the launched Python files' names),
+    and each file's best time."""
+    from sbatchlint.linter import Options
+    from sbatchlint.runner import Job, run_job
+
+    options = Options()
+    run_job(Job(paths[0], paths[0], options))  # imports and parser set-up are not per-file costs
+    best: dict = {}
+    passes = []
+    clock = time.perf_counter
+    for _ in range(repeat):
+        total = 0.0
+        for path in paths:
+            start = clock()
+            run_job(Job(path, path, options))
+            elapsed = clock() - start
+            total += elapsed
+            best[path] = min(best.get(path, elapsed), elapsed)
+        passes.append(total)
+    return min(passes), best
+
+
+def shellcheck_files(paths: list, runs: int = 2) -> "float | None":
+    """Seconds ShellCheck takes on ``paths`` in one process (best of ``runs``), or None."""
+    import shutil
+
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:
+        return None
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([shellcheck, "--format", "gcc", *paths], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def real_corpus_report(directory: str, repeat: int) -> bool:
+    """Print the real corpus figures; whether their targets are met."""
+    import shutil
+
+    paths = real_files(directory)
+    if not paths:
+        print(f"real corpus: no files in {directory}")
+        return False
+    size = sum(os.path.getsize(p) for p in paths)
+    seconds, per_file = bench_real(paths, max(1, min(repeat, 3)))
+    print(f"real corpus: {len(paths)} files, {size / 1024:.0f} KB in {seconds:.3f} s "
+          f"({seconds / len(paths) * 1000:.2f} ms/file, median {statistics.median(per_file.values()) * 1000:.1f} ms)")
+    ok = True
+    shellcheck_seconds = shellcheck_files(paths)
+    if shellcheck_seconds is None:
+        print("  shellcheck: not installed (the test extra installs it); comparison skipped")
+    else:
+        ratio = seconds / shellcheck_seconds
+        ok = ok and ratio <= 0.2
+        print(f"  shellcheck on the same files, one process: {shellcheck_seconds:.3f} s; "
+              f"sbatchlint takes {ratio:.2f}x ShellCheck's time (target <= 0.2x)")
+    slowest = sorted(per_file.items(), key=lambda item: -item[1])
+    over = [path for path, t in slowest if t > 0.050]
+    ok = ok and not over
+    print(f"  files over 50 ms: {len(over)} (target 0); the ten slowest:")
+    for path, t in slowest[:10]:
+        print(f"    {t * 1000:7.1f} ms  {os.path.getsize(path) / 1024:5.1f} KB  {os.path.relpath(path, directory)}")
+    # a cold run on the median-size file, against a cold ShellCheck on it
+    median = sorted(paths, key=os.path.getsize)[len(paths) // 2]
+    shellcheck = shutil.which("shellcheck")
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(scratch, "pycache")
+        commands = [[sys.executable, "-m", "sbatchlint", median], [sys.executable, "-c", "pass"]]
+        if shellcheck is not None:
+            commands.append([shellcheck, median])
+        times = cold(commands, max(5, repeat * 2), env)
+    line = (f"  cold run on the median-size file ({os.path.getsize(median)} bytes, {os.path.basename(median)}): "
+            f"{times[0] * 1000:.0f} ms; bare python {times[1] * 1000:.0f} ms")
+    if shellcheck is not None:
+        cold_ratio = times[0] / times[2]
+        ok = ok and cold_ratio <= 2.0
+        line += f"; shellcheck {times[2] * 1000:.0f} ms; ratio {cold_ratio:.1f}x (target <= 2x)"
+    print(line)
+    return ok
+
+
 REFERENCE_SHELLCHECK_MS = 16.0  # the issue's figure for ShellCheck on such scripts
 
 
@@ -266,6 +369,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-breakdown", action="store_true", help="Skip the per-phase breakdown.")
     parser.add_argument("--no-shellcheck", action="store_true", help="Skip timing ShellCheck on the corpus.")
+    parser.add_argument("--corpus", metavar="DIR", help="Also time the real scripts below DIR (and ShellCheck on them).")
     options = parser.parse_args()
     corpus_seconds = bench_corpus(options.files, options.repeat)
     per_file_ms = corpus_seconds / options.files * 1000
@@ -310,6 +414,8 @@ def main() -> int:
     # machine's speed varies by a third from hour to hour); without it, in this machine's seconds.
     corpus_ok = reference < 1.0 if speedup is not None else corpus_seconds * 400 / options.files < 1.0
     ok = corpus_ok and ratio < 4.0 and (speedup is None or speedup >= 5.0)
+    if options.corpus:
+        ok = real_corpus_report(options.corpus, options.repeat) and ok
     print("targets met" if ok else "TARGETS MISSED")
     return 0 if ok else 1
 
