@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
+from . import options as option_table
+
 from .diagnostics import Edit
 from .redaction import (
     byte_shapes,
@@ -344,7 +346,7 @@ class _Collector:
 
 
 _ITEM = lazy(r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)=(?P<value>[^,]*)")
-_EXPORT_OPTIONS = frozenset({"export", "container-env"})
+_EXPORT_OPTIONS = frozenset({option_table.EXPORT, option_table.CONTAINER_ENV})
 
 
 _ITEM_NAME = lazy(r"[A-Za-z_][A-Za-z0-9_.\-]*=")

@@ -231,6 +231,24 @@ class Script:
     def text(self, span: Span) -> str:
         return self.source.text(span)
 
+    def names_any(self, names: "Set[str] | frozenset") -> bool:
+        """Some ``$NAME`` (or ``${NAME…}``) of the script names one of these variables, in the
+        batch shell or in a string a task's shell runs; a word the grammar cut at a bare ``$``
+        included."""
+        for node in self.nodes_of_type("variable_name"):
+            if self.values.node_text(node) in names:
+                return True
+        return any(hidden.name in names for hidden in shell.hidden_expansions(self.node_index, self.data))
+
+    def expands(self, name: str) -> bool:
+        """``$NAME`` or ``${NAME…}`` appears in the script's text (a word the grammar cut at a
+        bare ``$``, ``$DIR/rank_$NAME.log``, included)."""
+        for node in self.nodes_of_type("simple_expansion", "expansion"):
+            for child in node.named_children:
+                if child.type == "variable_name" and self.values.node_text(child) == name:
+                    return True
+        return any(hidden.name == name for hidden in shell.hidden_expansions(self.node_index, self.data))
+
     def is_comment(self, offset: int) -> bool:
         node = self.root.descendant_for_byte_range(offset, offset + 1)
         return node is not None and node.type == "comment"

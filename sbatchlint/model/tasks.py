@@ -22,6 +22,7 @@ from typing import List, Optional, Tuple
 
 from tree_sitter import Node
 
+from .. import options as option_table
 from ..source import Span
 from . import variables
 from .geometry import geometry
@@ -90,7 +91,7 @@ def tasks_running(script, command: Command) -> TaskSet:
 
 def step_tasks(script, step: Step) -> TaskSet:
     """The tasks of a step, before any test inside them."""
-    group = step.option("het-group")
+    group = step.option(option_table.HET_GROUP)
     if group is not None:
         return TaskSet(GROUP, group=group.value if group.value_known else None)
     shape = geometry(script, step)

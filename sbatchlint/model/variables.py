@@ -191,3 +191,12 @@ def slurm_equivalent(name: str) -> Optional[str]:
     """What Slurm itself sets with the same meaning as a launcher's variable (``RANK`` → ``SLURM_PROCID``)."""
     found = BY_NAME.get(name)
     return found.slurm if found is not None else None
+
+
+# Variables whose value changes when a step's task count changes.
+TASK_COUNT_VARIABLES: FrozenSet[str] = frozenset(
+    {
+        "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE",
+        "SLURM_STEP_NUM_TASKS", "SLURM_STEP_TASKS_PER_NODE",
+    }
+)

@@ -32,11 +32,11 @@ from ..model.launch import (
 )
 from ..model import variables
 from ..model.steps import Step
+from ..model.variables import TASK_COUNT_VARIABLES
 from ..model.tasks import tasks_running
 from ..model.workload import Workload, classify
 from ..parallelism import expert_group
 from ..registry import register
-from .. import shell
 from ..source import Span
 from .base import Bad, Good, Rule, clean
 
@@ -118,23 +118,12 @@ def _other_steps_inherit(script, step: Step) -> bool:
     return False
 
 
-# Variables whose value changes when a step's task count changes.
-TASK_COUNT_VARIABLES = frozenset(
-    {
-        "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE",
-        "SLURM_STEP_NUM_TASKS", "SLURM_STEP_TASKS_PER_NODE",
-    }
-)
 
 
 def _reads_task_counts(script) -> bool:
     """The script (or a task command) reads Slurm's task counts, e.g.
     ``--nproc_per_node=$SLURM_NTASKS_PER_NODE``: changing the count would change that too."""
-    for node in script.nodes_of_type("variable_name"):
-        if script.values.node_text(node) in TASK_COUNT_VARIABLES:
-            return True
-    # ``$NAME`` in a word the grammar cut at a bare ``$`` is in no variable_name node
-    if any(hidden.name in TASK_COUNT_VARIABLES for hidden in shell.hidden_expansions(script.node_index, script.data)):
+    if script.names_any(TASK_COUNT_VARIABLES):
         return True
     for launch in launches(script):
         for word in launch.command.argv:

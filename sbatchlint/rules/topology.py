@@ -1,7 +1,6 @@
 """SBL105, SBL107–SBL111: how the tasks of a step land on nodes and GPUs, and what they inherit."""
 from __future__ import annotations
 
-import re
 from typing import Iterator, List, Optional, Set, Tuple
 
 from tree_sitter import Node
@@ -15,7 +14,6 @@ from ..model import launch as launch_model
 from ..model.workload import cpu_tool, training_launch, uses_gpus
 from ..model.steps import Step
 from ..registry import register
-from .. import shell
 from ..shell import ancestors, node_span
 from ..source import Span
 from .base import Bad, Good, Rule, clean
@@ -118,12 +116,7 @@ def _conditional(node: Node) -> bool:
 
 
 def _expanded_in_batch(script, name: str) -> bool:
-    for node in script.nodes_of_type("simple_expansion", "expansion"):
-        for child in node.named_children:
-            if child.type == "variable_name" and script.values.node_text(child) == name:
-                return True
-    # ``$NAME`` in a word the grammar cut at a bare ``$`` (``$DIR/rank_$NAME.log``)
-    return any(hidden.name == name for hidden in shell.hidden_expansions(script.node_index, script.data))
+    return script.expands(name)
 
 
 @register
