@@ -453,7 +453,10 @@ def _cause_text(chosen: str, exception: Optional[Event], signature: Optional[Eve
             text += f" (in {func}, {path.rsplit('/', 1)[-1]}:{line})"
         if chosen in ("python-exception", "import-error"):
             return text
-        return f"{lower_first(catalog.BY_ID[chosen].title)}: {text}"
+        title = catalog.BY_ID[chosen].title
+        if " ".join(title.split()[:3]).lower() in text.lower():
+            return text  # the message says it already ("CUDA out of memory")
+        return f"{lower_first(title)}: {text}"
     if signature is not None:
         body = signature.line.body.strip()
         if len(body) > 140:
