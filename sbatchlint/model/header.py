@@ -56,6 +56,7 @@ class Directive:
     quote_char: str = ""  # the quote that is never closed (see unclosed_quote)
     ignored_words: List[str] = field(default_factory=list)  # words sbatch drops after the '#'
     value_byte_offsets: Optional[List[int]] = None  # see value_offsets
+    source: Optional[Source] = field(default=None, repr=False, compare=False)
     component: int = 0  # the component of a heterogeneous job (0 before the first ``hetjob``)
 
     @property
@@ -92,6 +93,19 @@ class Directive:
         if self.value_byte_offsets is not None:
             return self.value_byte_offsets
         return list(range(self.value_span.start, self.value_span.end))
+
+    def source_offset_in_value(self, index: int, before: bool = False) -> Optional[int]:
+        """Where in the source text inserted at character ``index`` of the value goes: after the
+        character before it, or (``before``) at the character at ``index`` itself when there is
+        one. None when quotes or escapes hide how the value's characters map to the source."""
+        assert self.source is not None and self.value is not None
+        offsets = self.value_offsets
+        encoded_before = len(self.source.encode(self.value[:index]))
+        if not offsets or len(offsets) != len(self.source.encode(self.value)):
+            return None
+        if before and encoded_before < len(offsets):
+            return offsets[encoded_before]
+        return offsets[encoded_before - 1] + 1 if encoded_before else offsets[0]
 
     @property
     def comment_span(self) -> Optional[Span]:
@@ -484,6 +498,7 @@ def _directives(source: Source, number: int, span: Span, placement: str, table) 
     out = _build_directives(source, number, span, placement, tokens, table)
     glued_at = span.start + len(MAGIC)
     for directive in out:
+        directive.source = source
         directive.text = source.text(directive.span)
         directive.glued = directive.span.start == glued_at
     for token in tokens:

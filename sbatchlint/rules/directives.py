@@ -1151,12 +1151,8 @@ class LogOverwritten(Rule):
         insert_at, text = logs.pattern_insertion(value, codes, array)
         fix = None
         assert directive.value_span is not None
-        offsets = directive.value_offsets
-        encoded_before = len(script.source.encode(value[:insert_at]))
-        if offsets and len(offsets) == len(script.source.encode(value)):
-            offset = offsets[encoded_before - 1] + 1 if encoded_before else offsets[0]
-            if text.startswith("%A_") and encoded_before < len(offsets):
-                offset = offsets[encoded_before]
+        offset = directive.source_offset_in_value(insert_at, before=text.startswith("%A_"))
+        if offset is not None:
             fix = Fix.unsafe(f"add `{text.strip('_')}` to the file name", Edit.insert(offset, text))
         return self.report(script, directive.value_span, message, fix, label="not unique per job")
 
