@@ -81,3 +81,18 @@ def test_sbl108_cpu_tools_need_no_gpu():
 
 def test_sbl108_setting_for_sites_without_gpu_gating():
     assert sbl108(GPU_HEADER + TRAIN, settings={"gpu_request": "optional"}) == []
+
+
+def test_a_comment_inside_an_array_of_launcher_options_is_no_option():
+    text = HEADER + (
+        "declare -a TORCHRUN_ARGS=(\n"
+        "    --nproc_per_node=8     # one per GPU\n"
+        "    --nnodes=$SLURM_JOB_NUM_NODES\n"
+        "    --rdzv_id=$SLURM_JOB_ID\n"
+        "    --rdzv_backend=c10d\n"
+        "    --rdzv_endpoint=$(hostname)\n"
+        ")\n"
+        'srun torchrun "${TORCHRUN_ARGS[@]}" train.py\n'
+    )
+    assert "SBL103" not in codes(text)
+    assert "SBL103" in codes(text.replace("    --nnodes=$SLURM_JOB_NUM_NODES\n", ""))

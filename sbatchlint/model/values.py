@@ -751,7 +751,10 @@ class Values:
     def words_of(self, nodes: Sequence[Node]) -> Sequence[Node]:
         """The nodes that start a shell word among sibling word nodes (array elements, a for
         loop's list): a node continuing a word the grammar cut at a bare ``$`` (``$A/b_$`` +
-        ``C.d``, see ``shell.word_chain``) is skipped; evaluating the first gives the whole word."""
+        ``C.d``, see ``shell.word_chain``) is skipped; evaluating the first gives the whole word.
+        A comment between the elements of an array literal (``--nnodes=2  # …``) is no word."""
+        if any(node.type == "comment" for node in nodes):
+            nodes = [node for node in nodes if node.type != "comment"]
         if not self._cut_words:
             return nodes
         return list(self._words_of(nodes))

@@ -133,12 +133,12 @@ def _scripts_own(script, name: str, scope: Optional[str]) -> bool:
 
 
 def _read_only_by_static_rendezvous(script, entry: EarlyExpansion, occurrence: Occurrence) -> bool:
-    """The value of torchrun's ``--node_rank`` under a dynamic rendezvous (c10d, etcd), which
-    assigns ranks itself and reads ``--node_rank`` only with the static one."""
+    """The value of torchrun's ``--node_rank`` (accelerate's ``--machine_rank``) under a dynamic
+    rendezvous (c10d, etcd), which assigns ranks itself and reads it only with the static one."""
     from ..model.launch import launches_of
 
     for launch in launches_of(script, occurrence.step):
-        option = launch.option("node_rank")
+        option = launch.option("node_rank") or launch.option("machine_rank")  # accelerate's name
         if option is None:
             continue
         backends = launch.option_values("rdzv_backend")
