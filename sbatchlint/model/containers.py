@@ -29,7 +29,7 @@ import bisect
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .. import options as option_table
 from ..source import Span
@@ -845,17 +845,16 @@ def _step_container(script: "Script", step: Step) -> StepContainer:
             elif opt.name == option_table.CONTAINER_MOUNT_HOME and container.mount_home is None:
                 container.mount_home = True
             elif opt.name == option_table.CONTAINER_MOUNTS:
-                for mount in _mounts(opt, command_pieces(variant.command)):
-                    key = (mount.source.text, mount.destination.text)
-                    if key in seen_mounts:
-                        continue
-                    seen_mounts.add(key)
-                    container.mounts.append(mount)
+                # each (source, destination) once: the first reading of it wins
+                container.mounts.extend(_mounts(opt, command_pieces(variant.command), seen_mounts))
                 container.mount_options.append(opt)
     return container
 
 
-def _mounts(opt: StepOption, context: Sequence[Piece]) -> List[Mount]:
+def _mounts(opt: StepOption, context: Sequence[Piece], seen: Set[Tuple[str, str]]) -> List[Mount]:
+    """The mounts an option lists, but those whose (source, destination) text is in ``seen``
+    (which gains the others): a step re-read for every alternative value of a loop-built
+    ``$MOUNTS`` mostly lists mounts already read, and locating each again is the costly part."""
     if opt.value is None:
         return []
     value = option_value(opt)
@@ -866,6 +865,10 @@ def _mounts(opt: StepOption, context: Sequence[Piece]) -> List[Mount]:
         parts = split_value(entry, ":")
         source = parts[0]
         destination = parts[1] if len(parts) > 1 and parts[1].pieces else source
+        key = (source.text, destination.text)
+        if key in seen:
+            continue
+        seen.add(key)
         flags = ":".join(p.text for p in parts[2:])
         # an entry that is one unknown value (``$MOUNTS``) may hold several entries: its unknown
         # destination covers anything (see Mount.covers)
