@@ -412,3 +412,17 @@ def test_auto_mounts_from_a_configuration_file(tmp_path):
     text = HEADER + "srun --container-image=x --container-mounts=/lustre/fsw:/lustre/fsw python /gpfs/alice/train.py\n"
     assert codes(text) == ["SBL301"]
     assert codes(text, settings) == []
+
+
+def test_slurm_log_files_in_a_renamed_mount_are_no_batch_shell_use():
+    """SBL302: `--output`/`--error` (header or srun) are opened by Slurm on the host; a job
+    directory mounted elsewhere that only holds them shares no path between the two sides."""
+    text = fixture("logs_in_renamed_job_dir.sh")
+    assert "SBL302" not in codes(text)
+    # the batch shell writing a file there that the task reads under the other name still counts
+    staged = text.replace(
+        "srun --output",
+        "cp run.yaml /scratch/team/experiments/pretrain/configs/run.yaml\nsrun --output",
+    )
+    (finding,) = [d for d in found(staged) if d.code == "SBL302"]
+    assert "the batch shell uses `/scratch/team/experiments/pretrain/configs/run.yaml`" in finding.message

@@ -474,6 +474,16 @@ class Containers:
             found = self.__dict__["_host_index"] = PathIndex(self.host_paths)
         return found
 
+    @property
+    def shell_index(self) -> PathIndex:
+        """The host paths the batch shell itself uses, indexed like ``host_index``: without the
+        log files (``--output``/``--error``), which Slurm opens on the host for the job."""
+        found = self.__dict__.get("_shell_index")
+        if found is None:
+            uses = [use for use in self.host_paths if use.kind not in SLURM_OPENED]
+            found = self.__dict__["_shell_index"] = PathIndex(uses)
+        return found
+
     def step_index(self, step: Step) -> PathIndex:
         """The container paths of one step, indexed by the directories they lie under."""
         indexes = self.__dict__.setdefault("_step_indexes", {})
@@ -943,6 +953,9 @@ def _command_paths(script: "Script", command: Command, step: Step) -> List[PathU
 
 
 # -- host paths ----------------------------------------------------------------------------------
+# Host paths that Slurm opens itself, not the batch shell (the kinds of their PathUse).
+SLURM_OPENED = frozenset({option_table.OUTPUT, option_table.ERROR})
+
 def _host_paths(script: "Script") -> List[PathUse]:
     out: List[PathUse] = []
     header = script.header

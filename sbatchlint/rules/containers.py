@@ -341,8 +341,10 @@ class MountPathDiffers(Rule):
     summary = "A mount `SRC:DST` with SRC ≠ DST for a directory the job uses both in the batch shell and in the container."
     what = """
         Looks at every `--container-mounts` entry whose destination differs from its source and
-        reports it when the job uses that directory on both sides: the batch shell (or Slurm, for
-        `--output`) under the source path, and the containerized task under either name.
+        reports it when the job uses that directory on both sides: the batch shell under the
+        source path, and the containerized task under either name. The log files of
+        `--output`/`--error` do not count: Slurm opens them on the host, and no path crosses
+        between the two sides through them.
     """
     why = """
         One directory with two names is a trap: a path the task writes into a log, a checkpoint's
@@ -399,6 +401,20 @@ class MountPathDiffers(Rule):
             ),
             title="a read-only input under another name, never used by the batch shell",
         ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --output=/lustre/fsw/alice/jobs/run7/batch_%j.out
+                srun --output=/lustre/fsw/alice/jobs/run7/task_%j.out \\
+                     --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts=/lustre/fsw/alice/jobs/run7:/job \\
+                     --container-workdir=/job python train.py --out /job/results
+                """
+            ),
+            title="only the log files Slurm opens on the host lie in the directory",
+        ),
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
@@ -411,7 +427,7 @@ class MountPathDiffers(Rule):
                 source, destination = mount.source, mount.destination
                 if not (source.complete and destination.complete):
                     continue
-                host = analysis.host_index.first_under(source.text)
+                host = analysis.shell_index.first_under(source.text)
                 if host is None:
                     continue
                 inside = analysis.step_index(container.step).first_under(source.text, destination.text)
