@@ -1,4 +1,5 @@
-"""The ``sbatchlint`` command: ``check`` (the default), ``rules``, ``explain``, ``diagnose``."""
+"""The ``sbatchlint`` command: ``check`` (the default), ``rules``, ``explain``, ``diagnose``, ``convert``,
+``profile``."""
 from __future__ import annotations
 
 import os
@@ -235,6 +236,21 @@ def diagnose_command(logs, job_script, output_format) -> None:
     from .diagnose.command import command_line
 
     sys.exit(command_line(list(logs), job_script, output_format, color=use_color(sys.stdout)))
+
+
+@main.command("profile")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write here (default .sbatchlint-cluster.toml; a pyproject.toml gets a [tool.sbatchlint.cluster] table).")
+@click.option("--print", "print_only", is_flag=True, help="Print the profile; write nothing.")
+def profile_command(output, print_only) -> None:
+    """Read the cluster's facts (run on a login node) into a profile the checks use."""
+    from .cluster.command import CommandError, run
+
+    try:
+        sys.exit(run(output, print_only, click.get_text_stream("stdout"), click.get_text_stream("stderr")))
+    except CommandError as err:
+        click.echo(f"sbatchlint: error: {err}", err=True)
+        sys.exit(EXIT_ERROR)
 
 
 @main.command("convert")

@@ -21,6 +21,11 @@ errors that name the file and the key.
     extra-options = ["environment=", "no-gpu-reset"]
     slurm-version = "24.05"            # or "auto": ask the sbatch on this machine
     gpu-request = "optional"           # the site gives jobs their nodes' GPUs unasked (SBL108)
+
+    [tool.sbatchlint.cluster]   # written by `sbatchlint profile` (see sbatchlint/cluster/profile.py)
+
+The cluster profile is the ``cluster`` table of the configuration that applies, else the closest
+``.sbatchlint-cluster.toml`` from the file's directory upward (``--isolated`` ignores both).
 """
 from __future__ import annotations
 
@@ -122,18 +127,23 @@ def _has_tool_table(path: str) -> bool:
 
 
 def load(path: str, known_codes: Sequence[str] = ()) -> Config:
-    if sys.version_info >= (3, 11):  # imported here: runs without a configuration file never need it
+    return from_document(_read_toml(path), path, known_codes)
+
+
+def loads(text: str, path: str = ".sbatchlint.toml", known_codes: Sequence[str] = ()) -> Config:
+    """A configuration from TOML text, read as the file ``path`` would be (rule examples use it)."""
+    if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on older interpreters only
         import tomli as tomllib
-
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    return from_document(document, path, known_codes)
+
+
+def from_document(document: Dict[str, Any], path: str, known_codes: Sequence[str] = ()) -> Config:
     if os.path.basename(path) == "pyproject.toml":
         table = document.get("tool", {}).get("sbatchlint", {})
         prefix = "tool.sbatchlint."
@@ -173,6 +183,8 @@ def load(path: str, known_codes: Sequence[str] = ()) -> Config:
                     config.severity[code.upper()] = Severity(str(level).lower())
                 except ValueError:
                     raise ConfigError(f"{where}.{code}: expected \"error\", \"warning\" or \"info\", got {level!r}") from None
+        elif key == "cluster":
+            config.settings["cluster"] = _profile(value, f"{path}: {prefix}cluster", path)
         elif key in _SETTINGS:
             name, kind = _SETTINGS[key]
             if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -190,9 +202,53 @@ def load(path: str, known_codes: Sequence[str] = ()) -> Config:
                 raise ConfigError(f"{where}: expected \"required\" or \"optional\", got {value!r}")
             config.settings[name] = value
         else:
-            known = ", ".join(sorted(list(_LIST_KEYS) + ["per-file-ignores", "severity"] + list(_SETTINGS)))
+            known = ", ".join(sorted(list(_LIST_KEYS) + ["cluster", "per-file-ignores", "severity"] + list(_SETTINGS)))
             raise ConfigError(f"{where}: unknown key (known keys: {known})")
     return config
+
+
+def _profile(table: Any, where: str, path: str):
+    from .cluster.profile import ProfileError, from_table
+
+    try:
+        return from_table(table, where, path)
+    except ProfileError as err:
+        raise ConfigError(str(err)) from None
+
+
+def find_profile(path: str) -> Optional[str]:
+    """The closest ``.sbatchlint-cluster.toml`` for ``path``, or None."""
+    from .cluster.profile import FILE_NAME
+
+    directory = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+    while True:
+        candidate = os.path.join(directory, FILE_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def load_profile(path: str):
+    """The cluster profile in a ``.sbatchlint-cluster.toml`` file (the profile at its top level)."""
+    return _profile(_read_toml(path), f"{path}: ", path)
+
+
+def _read_toml(path: str) -> Dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on older interpreters only
+        import tomli as tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: invalid TOML: {err}") from None
 
 
 def _strings(value: Any, where: str) -> List[str]:

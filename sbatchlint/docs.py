@@ -59,8 +59,17 @@ def _settings_note(example) -> str:
     """The configuration an example assumes, as it would be written in ``.sbatchlint.toml``."""
     if not example.settings:
         return ""
-    written = ", ".join(f'`{name.replace("_", "-")} = "{value}"`' for name, value in example.settings)
-    return f"With {written} in the configuration:\n\n"
+    from .cluster.profile import Profile, to_toml
+
+    plain = [(name, value) for name, value in example.settings if not isinstance(value, Profile)]
+    profiles = [value for _, value in example.settings if isinstance(value, Profile)]
+    note = ""
+    if plain:
+        written = ", ".join(f'`{name.replace("_", "-")} = "{value}"`' for name, value in plain)
+        note += f"With {written} in the configuration:\n\n"
+    for profile in profiles:  # a cluster profile, as `sbatchlint profile` writes it
+        note += "With this cluster profile (`.sbatchlint-cluster.toml`):\n\n" + _fence(to_toml(profile), "toml") + "\n"
+    return note
 
 
 def index_page() -> str:

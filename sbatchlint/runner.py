@@ -30,6 +30,7 @@ class Resolver:
         self.cli = cli
         self.known = list(known_codes)
         self._configs: Dict[Optional[str], config_module.Config] = {}
+        self._profiles: Dict[str, object] = {}
         self.forced = None
         if cli.config_path:
             self.forced = config_module.load(cli.config_path, self.known)
@@ -50,8 +51,25 @@ class Resolver:
         select += list(cfg.extend_select) + list(self.cli.extend_select)
         ignore = list(cfg.ignore) + list(cfg.ignores_for(path)) + list(self.cli.ignore)
         settings = dict(cfg.settings)
+        if "cluster" not in settings and not self.cli.isolated:
+            profile = self.profile_for(path)
+            if profile is not None:
+                settings["cluster"] = profile
         settings.update(self.cli.settings)
+        if "cluster" in settings:
+            from .cluster.profile import feed
+
+            settings = feed(settings)
         return Options(Selection(select=select, ignore=ignore), settings, dict(cfg.severity))
+
+    def profile_for(self, path: str):
+        """The cluster profile in the closest ``.sbatchlint-cluster.toml``, or None."""
+        location = config_module.find_profile(path if path != "-" else os.getcwd())
+        if location is None:
+            return None
+        if location not in self._profiles:
+            self._profiles[location] = config_module.load_profile(location)
+        return self._profiles[location]
 
     def excluded(self, path: str) -> bool:
         return self.config_for(path).excludes(path)

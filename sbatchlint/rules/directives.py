@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Optional, Sequence
 
 from .. import options as option_table
+from ..cluster.profile import in_settings
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model import logs, placeholders
 from ..model.header import Directive
@@ -274,7 +275,9 @@ class UnknownSiteOption(Rule):
         with "did you mean"). Sites add options through SPANK plugins (`--environment=…`, a
         site's own container or reservation flags): list them in the configuration as
         `extra-options = ["environment=", "no-gpu-reset"]` (a trailing `=` for an option that
-        takes a value) and they are read as options of their own, with no finding.
+        takes a value) and they are read as options of their own, with no finding. With a
+        cluster profile that lists the cluster's plugin options (`sbatchlint profile`), the
+        answer is known and SBL022 reports the option as an error instead.
     """
     why = """
         Where no plugin provides the option, sbatch refuses the script ("unrecognized option");
@@ -307,6 +310,9 @@ class UnknownSiteOption(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
+        profile = in_settings(script.settings)
+        if profile is not None and profile.plugin_options is not None:
+            return  # the cluster's plugins are known: SBL022 says it as an error
         for directive in script.header.directives:
             if directive.dashes != "--" or directive.spec is not None:
                 continue
