@@ -21,7 +21,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+from ..lazyre import lazy
+
+_VERSION = lazy(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def slurm_version(text: str) -> Optional[str]:
@@ -144,7 +146,7 @@ def gres_gpu_count(items: List[str]) -> int:
     return total
 
 
-_HOSTLIST = re.compile(r"([^,\[]+)(?:\[([^\]]+)\])?([^,\[]*)")
+_HOSTLIST = lazy(r"([^,\[]+)(?:\[([^\]]+)\])?([^,\[]*)")
 
 
 def expand_hostlist(text: Optional[str]) -> List[str]:
@@ -283,7 +285,7 @@ def _sinfo_time(text: str) -> Optional[str]:
 # -- plugin options ------------------------------------------------------------------------------
 _PLUGIN_HEADING = "options provided by plugins"
 # an option's own line is indented a little; its description's lines are indented far more
-_OPTION = re.compile(r"^[ \t]{1,12}--([A-Za-z0-9][A-Za-z0-9_-]*)(=)?")
+_OPTION = lazy(r"^[ \t]{1,12}--([A-Za-z0-9][A-Za-z0-9_-]*)(=)?")
 
 
 def plugin_options(help_text: str) -> List[str]:

@@ -36,9 +36,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
+from ..lazyre import lazy
 from . import parse
 
 FILE_NAME = ".sbatchlint-cluster.toml"
+_VERSION_TEXT = lazy(r"^\d+\.\d+(\.\d+)?")
 
 
 class ProfileError(ValueError):
@@ -228,7 +230,7 @@ def _str(value: Any, where: str) -> Optional[str]:
 
 def _version(value: Any, where: str) -> Optional[str]:
     text = _str(value, where)
-    if text is not None and not re.match(r"^\d+\.\d+(\.\d+)?", text):
+    if text is not None and not _VERSION_TEXT.match(text):
         raise ProfileError(f"{where}: expected a Slurm version such as \"23.11.4\", got {text!r}")
     return text
 

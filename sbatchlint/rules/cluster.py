@@ -6,7 +6,6 @@ taken: a profile is a snapshot, and a cluster changes.
 """
 from __future__ import annotations
 
-import difflib
 from typing import Iterator, List, Optional, Tuple
 
 from .. import options as opt
@@ -166,6 +165,8 @@ class UnknownPartition(Rule):
             listed = ", ".join(f"`{n}`" for n in names) or "none"
             message = (f"partition `{name}` does not exist on this cluster: sbatch refuses the job (Invalid "
                        f"partition name specified) (partitions: {listed}, in {profile.provenance()})")
+            import difflib  # only for a partition the cluster does not have
+
             close = difflib.get_close_matches(name, names, n=2, cutoff=0.6)
             if len(close) > 1 and difflib.SequenceMatcher(None, name, close[0]).ratio() == \
                     difflib.SequenceMatcher(None, name, close[1]).ratio():
@@ -672,6 +673,8 @@ class AccountNotAssociated(Rule):
             message = (f"you have no association with account `{account}`: sbatch refuses the job (Invalid account "
                        f"or account/partition combination specified) (accounts: "
                        f"{', '.join(f'`{a}`' for a in accounts) or 'none'}, in {profile.provenance()})")
+            import difflib  # only for an account without association
+
             close = difflib.get_close_matches(account, accounts, n=1, cutoff=0.6)
             if close:
                 message += f"; did you mean `{close[0]}`?"
