@@ -18,9 +18,9 @@ silent rather than guess.
     max-time = "2-00:00:00"
     default-time = "01:00:00"
     nodes = 64
-    cpus-per-node = 112
-    memory-per-node = 2000000   # MB
-    gpus-per-node = 8
+    node-cpus = 112
+    node-memory = 2000000       # MB
+    node-gpus = 8
     gres = ["gpu:h100:8"]
 
     [[associations]]
@@ -137,8 +137,8 @@ def _short_time(text: str) -> str:
 
 # -- reading a table -------------------------------------------------------------------------------
 _TOP_KEYS = ("taken", "cluster", "slurm-version", "pyxis", "plugin-options", "not-read", "partitions", "associations")
-_PARTITION_KEYS = ("default", "max-time", "default-time", "nodes", "cpus-per-node", "memory-per-node",
-                   "gpus-per-node", "gres")
+_PARTITION_KEYS = ("default", "max-time", "default-time", "nodes", "node-cpus", "node-memory",
+                   "node-gpus", "gres")
 
 
 def from_table(table: Any, where: str, path: Optional[str] = None) -> Profile:
@@ -205,9 +205,9 @@ def _partition(name: str, value: Any, where: str) -> PartitionFacts:
         max_time=value.get("max-time"),
         default_time=value.get("default-time"),
         nodes=_count(value.get("nodes"), f"{_at(where)}nodes"),
-        cpus_per_node=_count(value.get("cpus-per-node"), f"{_at(where)}cpus-per-node"),
-        memory_per_node=_count(value.get("memory-per-node"), f"{_at(where)}memory-per-node"),
-        gpus_per_node=_count(value.get("gpus-per-node"), f"{_at(where)}gpus-per-node"),
+        cpus_per_node=_count(value.get("node-cpus"), f"{_at(where)}node-cpus"),
+        memory_per_node=_count(value.get("node-memory"), f"{_at(where)}node-memory"),
+        gpus_per_node=_count(value.get("node-gpus"), f"{_at(where)}node-gpus"),
         gres=tuple(_strings(value.get("gres", []), f"{_at(where)}gres")),
     )
 
@@ -285,14 +285,14 @@ def to_toml(profile: Profile, prefix: str = "") -> str:
             ("max-time", facts.max_time),
             ("default-time", facts.default_time),
             ("nodes", facts.nodes),
-            ("cpus-per-node", facts.cpus_per_node),
-            ("memory-per-node", facts.memory_per_node),
-            ("gpus-per-node", facts.gpus_per_node),
+            ("node-cpus", facts.cpus_per_node),
+            ("node-memory", facts.memory_per_node),
+            ("node-gpus", facts.gpus_per_node),
             ("gres", list(facts.gres)),
         ]
         for key, value in rows:
             if value is not None:
-                lines.append(f"{key} = {_value(value)}" + ("  # MB" if key == "memory-per-node" else ""))
+                lines.append(f"{key} = {_value(value)}" + ("  # MB" if key == "node-memory" else ""))
     for account, partition in profile.associations or ():
         lines.append("")
         lines.append(f"[[{_join(prefix, 'associations')}]]")

@@ -26,10 +26,10 @@ _EXAMPLE = {
     "pyxis": True,
     "plugin-options": ["container-image=", "container-mounts=", "container-workdir="],
     "partitions": {
-        "gpu": {"default": True, "max-time": "2-00:00:00", "nodes": 16, "cpus-per-node": 112,
-                "memory-per-node": 2000000, "gpus-per-node": 8, "gres": ["gpu:h100:8"]},
-        "cpu": {"max-time": "7-00:00:00", "nodes": 32, "cpus-per-node": 128, "memory-per-node": 512000,
-                "gpus-per-node": 0},
+        "gpu": {"default": True, "max-time": "2-00:00:00", "nodes": 16, "node-cpus": 112,
+                "node-memory": 2000000, "node-gpus": 8, "gres": ["gpu:h100:8"]},
+        "cpu": {"max-time": "7-00:00:00", "nodes": 32, "node-cpus": 128, "node-memory": 512000,
+                "node-gpus": 0},
     },
     "associations": [{"account": "llm-pretrain", "partition": ""}, {"account": "teaching", "partition": "cpu"}],
 }
