@@ -96,3 +96,14 @@ def test_a_comment_inside_an_array_of_launcher_options_is_no_option():
     )
     assert "SBL103" not in codes(text)
     assert "SBL103" in codes(text.replace("    --nnodes=$SLURM_JOB_NUM_NODES\n", ""))
+
+
+def test_sbl202_a_value_of_its_own_is_computed_once_on_purpose():
+    own = HEADER + (
+        "SAVE_DIR=/lustre/results/${SLURM_JOB_ID}\n"
+        'CMD="torchrun --nnodes=2 --node_rank=\\$SLURM_NODEID --master_addr=$HEAD train.py --save $SAVE_DIR"\n'
+        'srun bash -c "$CMD"\n'
+    )
+    assert "SBL202" not in codes(own)
+    inline = HEADER + 'CMD="torchrun --nnodes=$SLURM_JOB_NUM_NODES --node_rank=\\$SLURM_NODEID --master_addr=$HEAD train.py"\nsrun bash -c "$CMD"\n'
+    assert "SBL202" in codes(inline)

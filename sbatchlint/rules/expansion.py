@@ -591,7 +591,10 @@ class JobVariableExpandedEarly(Rule):
         `SLURM_NODELIST`, `SLURM_NTASKS`, `SLURM_GPUS_ON_NODE`… and `CUDA_VISIBLE_DEVICES` when
         GPUs are not bound per task) left unescaped inside a double-quoted string that a step
         runs with `bash -c` (or a here-document fed to `srun bash`). On the step's command line
-        they are fine and not reported.
+        they are fine and not reported, and so is a value of its own that the string takes
+        in later: a count, a directory or a name with no blank in it
+        (`NNODES=${SLURM_JOB_NUM_NODES:-8}`, `SAVE_DIR=/results/${SLURM_JOB_ID}`), which the batch
+        shell computes once on purpose.
     """
     why = """
         The value is the same in every task, so nothing breaks today. But the string then mixes
@@ -668,6 +671,8 @@ class JobVariableExpandedEarly(Rule):
                 continue
             if entry.blocker == "elsewhere":
                 continue  # a host-side value (a results path…) the batch shell also uses: expanded early on purpose
+            if _value_of_its_own(script, entry):
+                continue
             steps = entry.steps
             if not steps or any(early_scope(entry.name, script, step) != "job" for step in steps):
                 continue
@@ -695,6 +700,20 @@ class JobVariableExpandedEarly(Rule):
                 fix = None
                 help = f"keep it as is, or write `{escaped}` by hand (not fixed automatically: {reason})"
             yield self.report(script, entry.site, message, fix, label="expanded by the batch shell", help=help)
+
+
+def _value_of_its_own(script, entry: EarlyExpansion) -> bool:
+    """The site is in the assignment of a value of its own, not of a command string: a count, a
+    directory or a name with no blank in it (``NNODES=${SLURM_JOB_NUM_NODES:-8}``,
+    ``SAVE_DIR=/results/${SLURM_JOB_ID}``), computed once by the batch shell on purpose."""
+    if not entry.holder:
+        return False
+    for assignment in script.values.assignments.get(entry.holder, []):
+        if assignment.value_node is None or not assignment.span.start <= entry.site.start < assignment.span.end:
+            continue
+        values = script.values.evaluate(assignment.value_node)
+        return bool(values) and not any(char.isspace() for value in values for char in value.text)
+    return False
 
 
 # -- SBL203 ----------------------------------------------------------------------------------------
