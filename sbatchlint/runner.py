@@ -2,7 +2,6 @@
 for one file, which can run in a worker process (``-j``)."""
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
@@ -148,6 +147,8 @@ def _hide(result: FileResult, source: Source, found) -> None:
 
 
 def unified_diff(source: Source, new: bytes, result: FileResult) -> str:
+    import difflib  # only --diff needs it
+
     before = source.text().splitlines(keepends=True)
     after = Source(new, source.path).text().splitlines(keepends=True)
     lines = difflib.unified_diff(before, after, source.path, source.path)
