@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from lintutil import codes
+from sbatchlint.model.script import Script
+from sbatchlint.source import Source
 
 HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
 MASTER = 'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)\n'
@@ -107,3 +109,20 @@ def test_sbl202_a_value_of_its_own_is_computed_once_on_purpose():
     assert "SBL202" not in codes(own)
     inline = HEADER + 'CMD="torchrun --nnodes=$SLURM_JOB_NUM_NODES --node_rank=\\$SLURM_NODEID --master_addr=$HEAD train.py"\nsrun bash -c "$CMD"\n'
     assert "SBL202" in codes(inline)
+
+
+def test_a_backslash_newline_in_a_launcher_string_makes_no_empty_word():
+    text = HEADER + (
+        'HEAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)\n'
+        'LAUNCHER="accelerate launch \\\n'
+        "    --num_machines $SLURM_NNODES \\\n"
+        "    --rdzv_backend c10d \\\n"
+        "    --main_process_ip $HEAD \\\n"
+        '    --machine_rank $SLURM_PROCID"\n'
+        "srun $LAUNCHER train.py\n"
+    )
+    script = Script(Source(text.encode(), "job.sh"))
+    assert "" not in [w.text for w in script.steps[0].command.argv]
+    # accelerate's --machine_rank under a c10d rendezvous is not read: no SBL201
+    assert "SBL201" not in codes(text)
+    assert "SBL201" in codes(text.replace("    --rdzv_backend c10d \\\n", ""))

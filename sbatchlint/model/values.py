@@ -1239,6 +1239,11 @@ def split_value(value: Value) -> List[Value]:
     words: List[List[Piece]] = [[]]
     pending_break = False
     for piece in value.pieces:
+        if piece.split and piece.known and not piece.text:
+            # no text (a backslash-newline in the string): it starts no field of its own
+            if not pending_break:
+                words[-1].append(piece)
+            continue
         if not (piece.split and piece.known and _IFS.search(piece.text)):
             if pending_break and words[-1]:
                 words.append([])
