@@ -359,7 +359,8 @@ LINT = [
     # a hidden use elsewhere keeps the escape from being offered
     ('LOGF=$DIR/rank_$SLURM_PROCID.txt\ncp $A/x_$LOGF.d /x\nsrun bash -c "python x.py --log $LOGF"', {"SBL201"}),
     # SBL202
-    ('LOGF=$DIR/n_$SLURM_JOB_ID.log\nsrun bash -c "python x.py --log $LOGF"', {"SBL202"}),
+    # (in the command string itself: a value of its own, LOGF=…, is computed early on purpose)
+    ('CMD="python x.py --log $DIR/n_$SLURM_JOB_ID.log"\nsrun bash -c "$CMD"', {"SBL202"}),
     # SBL203: a late expansion cut in the task string; a cut assignment exported by the fix
     ("MYDIR=/x\nsrun bash -c 'python x.py --log $SLURM_PROCID/rank_$MYDIR.txt'", {"SBL203"}),
     ("MYDIR=$A/x_$B.y\nsrun bash -c 'python x.py --log $MYDIR'", {"SBL203"}),
