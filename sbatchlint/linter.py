@@ -63,6 +63,8 @@ SUPPRESSION_RULES = ("SBL900", "SBL901")
 TEMPLATE_RULE = "SBL015"
 # The rules that hold for any shell file, batch job or not: syntax and secrets.
 ANY_SHELL_FILE = ("SBL001", "SBL016", "SBL4")
+# What a script that submits here-documents does to the jobs it writes (expands their variables).
+SUBMISSION_RULES = ("SBL201",)
 
 
 def lint(source: Source, options: Optional[Options] = None, model=None) -> List[Diagnostic]:
@@ -100,20 +102,25 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
     enabled = options.selection.enabled
     rules = registry.for_language(language)
     diagnostics: List[Diagnostic] = []
-    selected = _selected(rules, language, options.selection)
+    selected = body_rules = _selected(rules, language, options.selection)
     if language == "shell":
         from .model.kind import template_evidence
 
         if template_evidence(model) is not None:
             # a template for another tool: one finding says so, no rule checks it as a job
             selected = [rule for rule in selected if rule.code == TEMPLATE_RULE]
+            body_rules = []
         elif not model.is_batch_script:
-            # another shell file (a sourced helper): only what holds for any shell script
-            selected = [rule for rule in selected if rule.code.startswith(ANY_SHELL_FILE)]
+            # another shell file (a sourced helper): only what holds for any shell script, and
+            # for a script that submits jobs it writes, what it does to them at submission
+            keep = ANY_SHELL_FILE
+            if any(doc.submitted for doc in model.heredocs):
+                keep = ANY_SHELL_FILE + SUBMISSION_RULES
+            selected = [rule for rule in selected if rule.code.startswith(keep)]
     for rule in selected:
         diagnostics.extend(rule.check(model))
     if language == "shell":
-        diagnostics.extend(_submitted_bodies(model, selected, options))
+        diagnostics.extend(_submitted_bodies(model, body_rules, options))
     if language == "shell" and options.settings.get("shellcheck"):
         from . import shellcheck
 

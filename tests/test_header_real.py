@@ -206,3 +206,14 @@ def test_batch_scripts_are_told_apart_by_the_model():
     assert batch("#!/bin/bash\npython train.py\n", "train.sbatch")
     # a here-document's #SBATCH lines are the job it writes, not this file's
     assert not batch("#!/bin/bash\ncat > job.sh <<EOF\n#!/bin/bash\n#SBATCH -N 1\nEOF\necho written\n")
+
+
+def test_per_task_variables_in_an_unquoted_submitted_body_are_expanded_at_submission():
+    text = fixture("heredoc_task_variables.sh")
+    findings = lint_text(text, ["SBL201"])
+    data = text.encode()
+    # only the unescaped one in the unquoted body: \\$SLURM_NODEID and the quoted body are the job's
+    assert [(data.count(b"\n", 0, d.span.start) + 1, data[d.span.start : d.span.end]) for d in findings] == [
+        (8, b"$SLURM_PROCID")
+    ]
+    assert "expanded by the submitting shell" in findings[0].message

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from .. import shell
 from ..source import Span
@@ -121,3 +121,29 @@ def build_heredocs(script) -> List[HereDoc]:
 def bodies(script) -> List[Span]:
     """The byte spans of every here-document body."""
     return [doc.body for doc in heredocs(script)]
+
+
+def submission_expansions(script) -> List[Tuple[Span, str, str]]:
+    """(span, name, scope) of each per-task, per-node or per-step variable that the submitting
+    shell expands in an unquoted here-document it submits (``sbatch <<EOF`` … ``$SLURM_PROCID``):
+    it is filled in once, with the submitting shell's value, before the job exists."""
+    from .. import shell as shell_module
+    from . import variables
+
+    out: List[Tuple[Span, str, str]] = []
+    data = script.data
+    wanted = (variables.TASK, variables.NODE, variables.STEP, variables.LAUNCHER)
+    for doc in script.heredocs:
+        if not doc.submitted or doc.quoted or b"$" not in data[doc.body.start : doc.body.end]:
+            continue
+        for node in script.nodes_of_type("simple_expansion", "expansion"):
+            if not (doc.body.start <= node.start_byte < doc.body.end):
+                continue
+            name_node = next((c for c in node.children if c.type == "variable_name"), None)
+            if name_node is None:
+                continue
+            name = shell_module.text(name_node, data)
+            scope = variables.scope_of(name)
+            if scope in wanted:
+                out.append((Span(node.start_byte, node.end_byte), name, scope))
+    return out

@@ -23,6 +23,7 @@ from ..model.boundary import (
     reaching_assignments,
 )
 from ..model import variables
+from ..model.heredocs import submission_expansions
 from ..model.geometry import geometry
 from ..registry import register
 from .base import Bad, Good, Rule, clean
@@ -291,6 +292,11 @@ class PerTaskVariableExpandedEarly(Rule):
         that is only the number (`--output=$SLURM_PROCID`) is srun's "this task only" form, not a
         file name, and is left alone; `#SBATCH --output` lines are not shell-expanded at all and
         belong to the directive rules.
+
+        And it finds one in a job the script submits from an unquoted here-document
+        (`sbatch <<EOF … srun train.py --rank $SLURM_PROCID … EOF`): the submitting shell fills
+        it in before the job exists. `\\$SLURM_PROCID` there, or a quoted delimiter (`<<'EOF'`),
+        leaves it to the job.
     """
     why = """
         The batch shell runs once, on the first node of the job. It expands the string when the
@@ -501,6 +507,18 @@ class PerTaskVariableExpandedEarly(Rule):
                 if option.name in FILE_NAME_OPTIONS:
                     for finding in _file_name_findings(script, step, option, reported):
                         yield self._file_name_report(script, step, option, *finding)
+        if b"<<" in script.data:
+            for span, name, scope in submission_expansions(script):
+                written = script.text(span)
+                yield self.report(
+                    script,
+                    span,
+                    f"`{written}` in the job this script submits (an unquoted here-document) is expanded by the "
+                    f"submitting shell, before the job exists: every task of the job gets that shell's value "
+                    f"of `{name}` (usually empty)",
+                    label="expanded at submission",
+                    help=f"write `\\${name}` so that the job's own shell expands it, or quote the delimiter (<<'EOF')",
+                )
 
     def _file_name_report(self, script, step, option, piece, scope: str, pattern: Optional[str], reason: str) -> Diagnostic:
         written = script.text(piece.span)
