@@ -409,6 +409,7 @@ KINDS: Tuple[Kind, ...] = (
         "Slurm refused the job: invalid partition",
         "The partition name does not exist on this cluster (`invalid partition specified`).",
         "Use a partition `sinfo --summarize` lists.",
+        rules=("SBL017",),
         example=_x("""
             sbatch: error: invalid partition specified: pool0
             sbatch: error: Batch job submission failed: Invalid partition name specified
@@ -419,6 +420,7 @@ KINDS: Tuple[Kind, ...] = (
         "Slurm refused the job: account and partition do not go together",
         "The account may not use that partition (`Invalid account or account/partition combination specified`).",
         "List your associations with `sacctmgr -nP show assoc where user=$USER format=account,partition` and pick a pair from it.",
+        rules=("SBL021",),
         example=_x("""
             srun: error: Unable to allocate resources: Invalid account or account/partition combination specified
         """),
@@ -430,6 +432,7 @@ KINDS: Tuple[Kind, ...] = (
         "is not available`), typically `-w NODE` naming a node outside the allocation, or more "
         "GPUs or CPUs per node than the nodes have.",
         "Drop `-w` (shared caches are reachable from every node) or request matching resources.",
+        rules=("SBL019",),
         example=_x("""
             srun: error: Unable to create step for job 90017: Requested node configuration is not available
         """),
