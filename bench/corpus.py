@@ -31,8 +31,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-# An item: (label, display path, bytes, selected codes or None for all)
-Item = Tuple[str, str, bytes, Optional[Tuple[str, ...]]]
+# An item: (label, display path, bytes, selected codes or None for all[, settings as (name, value) pairs])
+Item = Tuple
 
 
 def corpus_items(directory: str) -> Iterator[Item]:
@@ -66,8 +66,9 @@ def project_items() -> Iterator[Item]:
             for index, example in enumerate(examples):
                 data = example.source.encode("utf-8")
                 label = f"example:{rule.code}:{kind}{index}"
-                yield (label + ":all", path, data, None)
-                yield (label + ":own", path, data, (rule.code, *example.also))
+                settings = tuple(getattr(example, "settings", ()))  # what the example's tests assume
+                yield (label + ":all", path, data, None, settings)
+                yield (label + ":own", path, data, (rule.code, *example.also), settings)
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     import run as bench_run  # the bench's generated corpus
 
@@ -98,8 +99,9 @@ def snapshot_item(item: Item) -> Tuple[str, dict]:
     from sbatchlint.linter import Options, Selection, fix, lint
     from sbatchlint.source import InputError, Source
 
-    label, path, data, select = item
-    options = Options(Selection(select=list(select) if select else ["ALL"]))
+    label, path, data, select = item[:4]
+    settings = dict(item[4]) if len(item) > 4 else {}
+    options = Options(Selection(select=list(select) if select else ["ALL"]), settings)
     try:
         source = Source.checked(data, path)
     except InputError as err:
