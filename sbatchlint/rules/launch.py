@@ -289,8 +289,9 @@ class TorchrunMultipleTasksPerNode(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
+        seen = set()
         for launch in launches(script):
-            if not launch.elastic or launch.entry is None or launch.unparsed or _guarded_per_task(script, launch):
+            if not launch.elastic or launch.unparsed or _guarded_per_task(script, launch):
                 continue
             step = launch.step
             layout = task_layout(script, step)
@@ -317,6 +318,9 @@ class TorchrunMultipleTasksPerNode(Rule):
             message = f"{head}; {tail}"
             if layout.ignored is not None:
                 message = f"{_ignored_phrase(script, step, layout)}: {message}"
+            if (launch.span, message) in seen:
+                continue  # one command string run by two steps (the branches of an if): one finding
+            seen.add((launch.span, message))
             yield self.report(
                 script,
                 launch.span,
@@ -1377,9 +1381,13 @@ class StaticRendezvousWithoutMasterAddress(Rule):
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
+        seen = set()
         for launch in launches(script):
             if not launch.elastic or launch.options_incomplete or launch.unparsed or launch.entry is None:
                 continue
+            if launch.span in seen:
+                continue  # one command string run by two steps (the branches of an if): one finding
+            seen.add(launch.span)
             if launch.has("master_addr", "rdzv_endpoint", "standalone") or not launch.has("node_rank"):
                 continue
             backends = launch.option_values("rdzv_backend")
