@@ -58,6 +58,7 @@ RULES: Tuple[Tuple[str, str, str, str], ...] = (
     ("SBL307", "concurrent-uv-sync", "containers", "shell"),
     ("SBL308", "mlm-missing-pythonpath", "containers", "shell"),
     ("SBL309", "stale-experiment-dir", "containers", "shell"),
+    ("SBL310", "repeated-container-mounts", "containers", "shell"),
     ("SBL401", "hardcoded-secret", "secrets", "shell"),
     ("SBL402", "secret-expanded-into-command", "secrets", "shell"),
     ("SBL403", "xtrace-with-secrets", "secrets", "shell"),

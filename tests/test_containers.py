@@ -426,3 +426,31 @@ def test_slurm_log_files_in_a_renamed_mount_are_no_batch_shell_use():
     )
     (finding,) = [d for d in found(staged) if d.code == "SBL302"]
     assert "the batch shell uses `/scratch/team/experiments/pretrain/configs/run.yaml`" in finding.message
+
+
+def test_repeated_container_mounts_are_one_list_after_the_fix():
+    """SBL310: only the last --container-mounts reaches pyxis on the remote side; the safe fix
+    joins the written flags, as written, into one list."""
+    text = fixture("repeated_mounts.sh")
+    (finding,) = [d for d in lint_text(text, ["SBL310"]) if d.code == "SBL310"]
+    assert finding.severity.value == "error"
+    assert "only the last one (`/lustre/datasets:/lustre/datasets`)" in finding.message
+    assert "`/lustre/fsw/team/llama:/lustre/fsw/team/llama` is not mounted" in finding.message
+    fixed = fix_text(text, ["SBL310"])
+    assert fixed.count("--container-mounts") == 1
+    assert '--container-mounts="$WORKSPACE:$WORKSPACE,/lustre/datasets:/lustre/datasets" \\\n' in fixed
+    assert not [d for d in lint_text(fixed, ["SBL310"]) if d.code == "SBL310"]
+
+
+def test_repeated_container_mounts_in_a_variable_are_reported_without_a_fix():
+    text = dedent(
+        """\
+        #!/bin/bash
+        #SBATCH --nodes=2
+        MOUNTS="--container-mounts=/lustre/a:/lustre/a --container-mounts=/lustre/b:/lustre/b"
+        srun --container-image=nvcr.io/nvidia/nemo:25.04 $MOUNTS python train.py
+        """
+    )
+    (finding,) = [d for d in lint_text(text, ["SBL310"]) if d.code == "SBL310"]
+    assert finding.fix is None
+    assert fix_text(text, ["SBL310"]) == text

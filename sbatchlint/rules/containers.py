@@ -1835,3 +1835,132 @@ class StaleExperimentDir(Rule):
         return Fix.unsafe(
             f"remove `{target}` before the launch", Edit.insert(offset, f"{indent}rm -rf {target}{newline}")
         )
+
+
+# == SBL310 ======================================================================================
+def _merged_mounts(script, step: Step, flags: List[StepOption]) -> Optional[Fix]:
+    """One ``--container-mounts`` holding every flag's list, when each flag is written out on
+    srun's command line: the last flag's value becomes the comma-separated list (each value as
+    written, variables included, inside double quotes when it expands one), the other flags go."""
+    context = command_pieces(step.command)
+    command = step.command.span
+    sites: List[Span] = []
+    spans: List[Span] = []
+    for opt in flags:
+        value = option_value(opt)
+        pieces = [p for w in opt.words for p in w.pieces]
+        if not value.pieces or any(p.span is None or p.loop or p.task for p in pieces):
+            return None  # built by a loop or inside a task string: not one place to edit
+        if any(w.alternatives for w in opt.words):
+            return None
+        site = site_span(value.pieces, context)
+        span = opt.span  # the whole words, quotes included
+        if site is None or site.start >= site.end:
+            return None
+        if not (command.start <= span.start and span.end <= command.end and span.start <= site.start):
+            return None  # the flag is written in a variable's value, not on srun's command line
+        sites.append(site)
+        spans.append(span)
+    if len({(s.start, s.end) for s in spans}) != len(spans):
+        return None
+    texts = [script.text(site) for site in sites]
+    if not all(SIMPLE.match(text) for text in texts):
+        return None  # quotes or blanks inside a value: merging them is for a person
+    quotes = {p.quote for p in option_value(flags[-1]).pieces}
+    merged = ",".join(texts)
+    if quotes == {""}:
+        merged = f'"{merged}"' if "$" in merged else merged
+    elif quotes != {'"'}:
+        return None
+    edits = [Edit(sites[-1], merged)]
+    edits += [Edit.delete_word(script.data, span) for span in spans[:-1]]
+    return Fix.safe("merge the mounts into one `--container-mounts` list", *edits)
+
+
+@register
+class RepeatedContainerMounts(Rule):
+    code = "SBL310"
+    name = "repeated-container-mounts"
+    severity = Severity.ERROR
+    summary = "`--container-mounts` given more than once on one step: only the last list is mounted."
+    what = """
+        Finds steps that give pyxis's `--container-mounts` two or more times
+        (`--container-mounts=/a:/a --container-mounts=/b:/b`), written out or through a variable
+        that holds several flags.
+    """
+    why = """
+        srun hands a SPANK option to the remote side once: slurmstepd, where pyxis sets up the
+        container, receives only the last value. Every mount of the earlier flags is missing in
+        the container: their paths do not exist there, or name the image's own directories.
+        One comma-separated list (`--container-mounts=/a:/a,/b:/b`) mounts them all.
+    """
+    fix_safety = """
+        Safe when every flag is written on srun's command line: the values are joined, as
+        written, into the last flag, and the others are removed. None when a flag comes from a
+        variable or a loop: the place to merge them is where the list is built.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts=/lustre/fsw/alice/data:/lustre/fsw/alice/data \\
+                     --container-mounts="$HOME/.cache:/root/.cache" \\
+                     python train.py --data /lustre/fsw/alice/data
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts="/lustre/fsw/alice/data:/lustre/fsw/alice/data,$HOME/.cache:/root/.cache" \\
+                     python train.py --data /lustre/fsw/alice/data
+                """
+            ),
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                MOUNTS="--container-mounts=/lustre/data:/data --container-mounts=/lustre/ckpt:/ckpt"
+                srun --container-image=nvcr.io/nvidia/nemo:25.04 $MOUNTS python train.py
+                """
+            ),
+            title="flags from a variable: reported, merged by hand",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts=/lustre/data:/lustre/data,/lustre/ckpt:/lustre/ckpt \\
+                     python train.py
+                """
+            )
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for step in script.steps:
+            flags = [opt for opt in step.options if opt.name == option_table.CONTAINER_MOUNTS]
+            if len(flags) < 2:
+                continue
+            last = flags[-1]
+            kept = f"`{last.value}`" if last.value_known and last.value else "the last list"
+            lost = ", ".join(f"`{opt.value}`" for opt in flags[:-1] if opt.value_known and opt.value) or "the others"
+            yield self.report(
+                script,
+                _option_span(flags[0], step),
+                f"`--container-mounts` is given {len(flags)} times on this step: the remote side, where pyxis "
+                f"builds the container, receives only the last one ({kept}), so {lost} is not mounted",
+                _merged_mounts(script, step, flags),
+                label="repeated --container-mounts",
+                help="give one comma-separated list: `--container-mounts=SRC:DST,SRC2:DST2`",
+            )
