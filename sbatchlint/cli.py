@@ -9,7 +9,7 @@ from typing import List, Optional
 import click
 
 from . import __version__
-from .report import FORMATS
+from .formats import FORMATS
 
 STREAMING = ("text", "concise", "github")  # formats printed file by file as results arrive
 

@@ -94,3 +94,16 @@ def test_a_shell_script_imports_no_python_rule(tmp_path):
     exit_line, modules = _imported_rules(str(script), cwd=tmp_path)
     assert exit_line == "exit 0"
     assert "python" not in modules and "topology" in modules and "suppression" in modules
+
+
+def test_version_and_help_import_no_reporter_and_no_rule(tmp_path):
+    probe = (
+        "import sys\nfrom sbatchlint.cli import main\n"
+        "for args in (['--version'], ['--help']):\n"
+        "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('sbatchlint.report', 'sbatchlint.rules', "
+        "'sbatchlint.model', 'sbatchlint.diagnostics', 'dataclasses'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 from ..diagnostics import Diagnostic, Severity
+from ..formats import FORMATS  # noqa: F401  (re-exported: the formats this package renders)
 from ..source import Source, Span
 
 
@@ -57,8 +58,6 @@ def summarize(results: List[FileResult]) -> Summary:
                     unsafe += 1
     return Summary(len(results), sum(1 for r in results if r.error), counts, safe, unsafe, fixed)
 
-
-FORMATS = ("text", "concise", "json", "sarif", "github", "junit", "gitlab")
 
 
 def formatter(name: str) -> Callable:
