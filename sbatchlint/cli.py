@@ -110,7 +110,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     try:
         resolver = Resolver(cli, known)
         work: List[Job] = []
-        stdin_data = click.get_binary_stream("stdin").read() if "-" in paths else None
+        stdin_data = _binary_stream("stdin").read() if "-" in paths else None
         for path, explicit in discover(list(paths), python=python_files):
             if not explicit and resolver.excluded(path):
                 continue
@@ -124,9 +124,9 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         click.echo(f"sbatchlint: warning: {shellcheck.NOT_INSTALLED}", err=True)
     workers = jobs or os.cpu_count() or 1
     results = []
-    out = RedactingStream(click.get_text_stream("stdout"))
+    out = RedactingStream(sys.stdout)
     sys.excepthook = redacting_excepthook(out)  # a crash's traceback must not show a secret either
-    stream = RedactingStream(click.get_text_stream("stderr")) if ((fix or unsafe_fixes) and "-" in paths) else out
+    stream = RedactingStream(sys.stderr) if ((fix or unsafe_fixes) and "-" in paths) else out
     color = use_color(stream)
     render = formatter(output_format)
     streaming = output_format in STREAMING and not statistics and not diff
@@ -150,7 +150,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         if result.diff:
             out.write(result.diff)
         if result.fixed_data is not None and result.path == (stdin_filename or "-") and "-" in paths:
-            click.get_binary_stream("stdout").write(result.fixed_data)
+            _binary_stream("stdout").write(result.fixed_data)
         if streaming:
             # print as results arrive and keep only what the summary needs: memory stays bounded
             render([result], stream, color=color and output_format == "text", show_summary=False)
@@ -172,6 +172,12 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     if any(r.error for r in results):
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if any(r.diagnostics for r in results) and not exit_zero else EXIT_CLEAN)
+
+
+def _binary_stream(name: str):
+    """The byte stream under ``sys.stdin``/``sys.stdout`` (the ones click's test runner swaps in)."""
+    stream = getattr(sys, name)
+    return getattr(stream, "buffer", stream)
 
 
 def _statistics(results, stream) -> None:

@@ -640,6 +640,7 @@ def command_line(command: Optional[str], from_file: Optional[str], output: Optio
                  **options) -> int:
     """What ``sbatchlint convert`` does; returns the exit code (0, or 2 for a refusal)."""
     import os
+    import sys
 
     import click
 
@@ -653,7 +654,7 @@ def command_line(command: Optional[str], from_file: Optional[str], output: Optio
         if from_file is not None or command == "-":
             path = from_file if from_file is not None else "-"
             if path == "-":
-                text = click.get_text_stream("stdin").read()
+                text = sys.stdin.read()
             else:
                 with open(path, encoding="utf-8") as handle:
                     text = handle.read()
