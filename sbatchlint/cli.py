@@ -71,6 +71,11 @@ def _codes(values) -> List[str]:
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 @click.option("--stdin-filename", metavar="PATH", help="The name of the file read from '-' (stdin).")
 @click.option("--python", "python_files", is_flag=True, help="Also lint .py files found in directories.")
+@click.option("--force-exclude/--no-force-exclude", default=None,
+              help="Apply the configuration's exclude to files named on the command line too (as pre-commit names them).")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None,
+              help="Leave out of directory searches what git ignores (default: on).")
+@click.option("--show-files", is_flag=True, help="Print the files that would be linted, one per line, and lint nothing.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Parallel processes (0: one per core).")
 @click.option("--shellcheck", "use_shellcheck", is_flag=True, help="Also run ShellCheck and report its findings as SC####.")
 @click.option("--slurm-version", metavar="VERSION", help="The Slurm release to check against (e.g. 23.11; 'auto' asks sbatch; default 24.05).")
@@ -78,7 +83,8 @@ def _codes(values) -> List[str]:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors reading files still exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line.")
 def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_format, config_path, isolated,
-          stdin_filename, python_files, jobs, use_shellcheck, slurm_version, statistics, exit_zero, quiet) -> None:
+          stdin_filename, python_files, force_exclude, respect_gitignore, show_files, jobs, use_shellcheck,
+          slurm_version, statistics, exit_zero, quiet) -> None:
     """Check batch scripts (files or directories; '-' reads stdin)."""
     from .codes import CODES
     from .config import ConfigError
@@ -93,7 +99,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     from . import shellcheck
 
     known = list(CODES)  # the static table: checking the selection imports no rule
-    cli = CommandLine(_codes(select), _codes(ignore), _codes(extend_select), config_path, isolated)
+    cli = CommandLine(_codes(select), _codes(ignore), _codes(extend_select), config_path, isolated,
+                      force_exclude=force_exclude, respect_gitignore=respect_gitignore)
     if use_shellcheck:
         cli.settings["shellcheck"] = True
     if slurm_version is not None:
@@ -111,16 +118,27 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         resolver = Resolver(cli, known)
         work: List[Job] = []
         stdin_data = _binary_stream("stdin").read() if "-" in paths else None
-        for path, explicit in discover(list(paths), python=python_files):
-            if not explicit and resolver.excluded(path):
-                continue
+        for candidate in discover(list(paths), python=python_files, rules=resolver):
+            path = candidate.path
             display = stdin_filename if path == "-" and stdin_filename else path
-            work.append(Job(path, display, resolver.options_for(display if path == "-" else path),
-                            fix or unsafe_fixes, unsafe_fixes, diff, stdin_data if path == "-" else None))
+            options = resolver.options_for(display if path == "-" else path) if not candidate.error else None
+            work.append(Job(path, display, options, fix or unsafe_fixes, unsafe_fixes, diff,
+                            stdin_data if path == "-" else None, candidate.found_by, candidate.error))
     except ConfigError as err:
         click.echo(f"sbatchlint: error: {err}", err=True)
         sys.exit(EXIT_ERROR)
-    if any(job.options.settings.get("shellcheck") for job in work) and shellcheck.executable() is None:
+    if show_files:
+        for job in work:
+            if job.error:
+                click.echo(f"sbatchlint: error: {job.error}", err=True)
+            else:
+                click.echo(job.display)
+        sys.exit(EXIT_ERROR if any(job.error for job in work) else EXIT_CLEAN)
+    if not work:
+        # an empty or mistyped directory, or everything excluded: say so rather than "passed"
+        click.echo("sbatchlint: warning: no files found to lint under the given paths", err=True)
+        sys.exit(EXIT_CLEAN)
+    if any(job.options and job.options.settings.get("shellcheck") for job in work) and shellcheck.executable() is None:
         click.echo(f"sbatchlint: warning: {shellcheck.NOT_INSTALLED}", err=True)
     workers = jobs or os.cpu_count() or 1
     results = []

@@ -10,6 +10,8 @@ errors that name the file and the key.
     ignore = ["SBL202"]
     extend-select = []
     exclude = ["legacy/*"]
+    force-exclude = false
+    respect-gitignore = true
     per-file-ignores = { "experiments/*.sh" = ["SBL011"] }
     severity = { SBL107 = "error" }
     shared-roots = ["/lustre/fsw"]
@@ -42,6 +44,8 @@ CONFIG_NAMES = (".sbatchlint.toml", "pyproject.toml")
 
 # key -> (type check, settings name or None for the selection keys)
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
+# which files are linted (not settings the rules see): key -> Config attribute
+_FILE_KEYS = {"force-exclude": "force_exclude", "respect-gitignore": "respect_gitignore"}
 _SETTINGS = {
     "shared-roots": ("shared_roots", list),
     "container-auto-mounts": ("container_auto_mounts", list),
@@ -67,6 +71,8 @@ class Config:
     ignore: List[str] = field(default_factory=list)
     extend_select: List[str] = field(default_factory=list)
     exclude: List[str] = field(default_factory=list)
+    force_exclude: Optional[bool] = None  # None: not set here
+    respect_gitignore: Optional[bool] = None
     per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
     severity: Dict[str, Severity] = field(default_factory=dict)
     settings: Dict[str, Any] = field(default_factory=dict)
@@ -167,6 +173,10 @@ def from_document(document: Dict[str, Any], path: str, known_codes: Sequence[str
                 config.extend_select = values
             else:
                 config.exclude = values
+        elif key in _FILE_KEYS:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: expected true or false, got {value!r}")
+            setattr(config, _FILE_KEYS[key], value)
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes]")
@@ -202,7 +212,8 @@ def from_document(document: Dict[str, Any], path: str, known_codes: Sequence[str
                 raise ConfigError(f"{where}: expected \"required\" or \"optional\", got {value!r}")
             config.settings[name] = value
         else:
-            known = ", ".join(sorted(list(_LIST_KEYS) + ["cluster", "per-file-ignores", "severity"] + list(_SETTINGS)))
+            known = ", ".join(sorted(list(_LIST_KEYS) + list(_FILE_KEYS) + ["cluster", "per-file-ignores", "severity"]
+                                      + list(_SETTINGS)))
             raise ConfigError(f"{where}: unknown key (known keys: {known})")
     return config
 

@@ -19,6 +19,8 @@ class CommandLine:
     extend_select: Sequence[str] = ()
     config_path: Optional[str] = None
     isolated: bool = False
+    force_exclude: Optional[bool] = None  # None: as the configuration says
+    respect_gitignore: Optional[bool] = None
     settings: Dict[str, object] = field(default_factory=dict)
 
 
@@ -70,8 +72,24 @@ class Resolver:
             self._profiles[location] = config_module.load_profile(location)
         return self._profiles[location]
 
-    def excluded(self, path: str) -> bool:
-        return self.config_for(path).excludes(path)
+    def excluded(self, path: str, is_dir: bool = False) -> bool:
+        """Whether the configuration's ``exclude`` matches ``path``; a directory is judged by the
+        configuration that applies where it sits, not one inside it."""
+        where = os.path.dirname(os.path.abspath(path)) if is_dir else path
+        return self.config_for(where).excludes(path)
+
+    def force_exclude(self, path: str) -> bool:
+        """Whether ``exclude`` applies to ``path`` although it was named on the command line."""
+        if self.cli.force_exclude is not None:
+            return self.cli.force_exclude
+        return bool(self.config_for(path).force_exclude)
+
+    def respect_gitignore(self, directory: str) -> bool:
+        """Whether a search of ``directory`` leaves out what git ignores (the default)."""
+        if self.cli.respect_gitignore is not None:
+            return self.cli.respect_gitignore
+        setting = self.config_for(directory).respect_gitignore
+        return True if setting is None else setting
 
 
 @dataclass
@@ -83,6 +101,8 @@ class Job:
     unsafe: bool = False
     diff: bool = False
     stdin_data: Optional[bytes] = None
+    found_by: str = "argument"  # how the file was found (``files.Candidate.found_by``)
+    error: Optional[str] = None  # a reason known before reading it (``files.Candidate.error``)
 
 
 def run_job(job: Job) -> FileResult:
@@ -94,6 +114,8 @@ def run_job(job: Job) -> FileResult:
     from .redaction import text_scan
     from .secrets import found_in
 
+    if job.error:
+        return FileResult(job.display, error=job.error)
     try:
         if job.path == "-":
             source = Source.checked(job.stdin_data or b"", job.display)

@@ -142,7 +142,7 @@ class Source:
         except InputError:
             raise
         except FileNotFoundError:
-            raise InputError(f"{path}: no such file") from None
+            raise InputError(f"{path}: no such file or directory") from None
         except PermissionError:
             raise InputError(f"{path}: permission denied") from None
         except OSError as err:

@@ -42,7 +42,7 @@ def test_unlintable_files(tmp_path, name, data, reason):
 def test_missing_file(tmp_path):
     result = run(str(tmp_path / "nope.sh"))
     assert result.exit_code == 2
-    assert errors(result) == [f"sbatchlint: error: {tmp_path / 'nope.sh'}: no such file"]
+    assert errors(result) == [f"sbatchlint: error: {tmp_path / 'nope.sh'}: no such file or directory"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
@@ -128,6 +128,7 @@ def test_without_bash_an_unreadable_region_stays_an_error(monkeypatch):
 
 
 def test_directory_as_file_argument_is_searched(tmp_path):
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n")
     result = run(str(tmp_path))
     assert result.exit_code == 0
-    assert "All checks passed (0 files)" in result.output
+    assert "All checks passed (1 file)" in result.output
