@@ -14,6 +14,7 @@ from .formats import FORMATS
 STREAMING = ("text", "concise", "github")  # formats printed file by file as results arrive
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
 class DefaultGroup(click.Group):
@@ -76,7 +77,8 @@ def _codes(values) -> List[str]:
 @click.option("--respect-gitignore/--no-respect-gitignore", default=None,
               help="Leave out of directory searches what git ignores (default: on).")
 @click.option("--show-files", is_flag=True, help="Print the files that would be linted, one per line, and lint nothing.")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Parallel processes (0: one per core).")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0,
+              help="Parallel processes (default 0: one per CPU from 16 files up, else one).")
 @click.option("--shellcheck", "use_shellcheck", is_flag=True, help="Also run ShellCheck and report its findings as SC####.")
 @click.option("--slurm-version", metavar="VERSION", help="The Slurm release to check against (e.g. 23.11; 'auto' asks sbatch; default 24.05).")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
@@ -91,8 +93,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     from .files import discover
     from .report import formatter
     from .report.text import summary_line
-    from .runner import CommandLine, Job, Resolver, run_all
     from .redaction import RedactingStream, redacting_excepthook
+    from .runner import CommandLine, Job, Resolver, once_each, run_all
 
     if not paths:
         raise click.UsageError("no files given: try `sbatchlint examples/` or `sbatchlint job.sh`")
@@ -140,7 +142,9 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         sys.exit(EXIT_CLEAN)
     if any(job.options and job.options.settings.get("shellcheck") for job in work) and shellcheck.executable() is None:
         click.echo(f"sbatchlint: warning: {shellcheck.NOT_INSTALLED}", err=True)
-    workers = jobs or os.cpu_count() or 1
+    if fix or unsafe_fixes:
+        work = once_each(work)  # a file reached by several links is fixed (and reported) once
+    workers = jobs
     results = []
     out = RedactingStream(sys.stdout)
     sys.excepthook = redacting_excepthook(out)  # a crash's traceback must not show a secret either
@@ -150,17 +154,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     streaming = output_format in STREAMING and not statistics and not diff
     from .python.entry import follow_launched
 
-    def launched(paths: List[str]):  # Python files the scripts launch, linted (and fixed) like the rest
-        jobs = []
-        for p in paths:
-            try:
-                if not resolver.excluded(p):
-                    jobs.append(Job(p, p, resolver.options_for(p), fix or unsafe_fixes, unsafe_fixes, diff))
-            except ConfigError as err:
-                click.echo(f"sbatchlint: error: {err}", err=True)
-        return run_all(jobs, workers)
-
-    for result in follow_launched(run_all(work, workers), [job.path for job in work], launched):
+    def _report(result) -> None:
         out.remember(result.secrets)
         stream.remember(result.secrets)
         if result.error:
@@ -175,6 +169,27 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
             result.source = None
             result.secrets = []
         results.append(result)
+
+    def launched(paths: List[str]):  # Python files the scripts launch, linted (and fixed) like the rest
+        jobs = []
+        for p in paths:
+            try:
+                if not resolver.excluded(p):
+                    jobs.append(Job(p, p, resolver.options_for(p), fix or unsafe_fixes, unsafe_fixes, diff))
+            except ConfigError as err:
+                click.echo(f"sbatchlint: error: {err}", err=True)
+        return run_all(jobs, workers)
+
+    every = follow_launched(run_all(work, workers), [job.path for job in work], launched)
+    try:
+        for result in every:
+            _report(result)
+    except KeyboardInterrupt:
+        # Ctrl-C: no file is left half written (writes finish first) and none is started after it
+        every.close()
+        sys.stdout.flush()
+        click.echo("sbatchlint: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if diff:
         changed = sum(1 for r in results if r.diff)
         if not quiet:

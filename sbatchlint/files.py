@@ -1,7 +1,9 @@
 """Finding the files to lint, and writing fixed files back without losing anything."""
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -140,18 +142,79 @@ def _search(top: str, python: bool, rules: FileRules) -> Iterator[Candidate]:
                         f"{err.strerror or err}")
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, keeping its permission bits."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, temporary = tempfile.mkstemp(prefix=".sbatchlint-", dir=directory)
+class NotWritten(Exception):
+    """A fixed file that was deliberately not written; the message says why, in one line."""
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """Hold Ctrl-C (and a polite kill) until a write is complete: the file is then either the old
+    one or the new one, never half of each. The signal arrives as soon as the block ends."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - a platform without it
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def write_fixed(path: str, data: bytes, original: Optional[bytes] = None) -> str:
+    """Write fixed ``data`` to the file ``path`` names and return the path written.
+
+    A symbolic link (or a chain of them) is written through to its target and stays a link. A
+    file with several hard links is written in place so that every link sees the fix; any other
+    file is replaced atomically, with its permission bits and, where the user may set it, its
+    owner. A file without write permission, or one that changed since it was read (``original``),
+    is left untouched: ``NotWritten`` says why.
+    """
+    target = os.path.realpath(path)
+    info = os.stat(target)
+    if not stat.S_ISREG(info.st_mode):
+        raise NotWritten(f"{path}: not a regular file: not fixed")
+    if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise NotWritten(f"{path}: read-only file (mode {stat.S_IMODE(info.st_mode):04o}): not fixed")
+    if original is not None:
+        with open(target, "rb") as handle:
+            if handle.read(len(original) + 1) != original:
+                raise NotWritten(f"{path}: changed while it was being linted: not fixed")
+    with signals_deferred():
+        if info.st_nlink > 1 or not _replace(target, data, info):
+            _write_in_place(target, data)
+    return target
+
+
+def _write_in_place(target: str, data: bytes) -> None:
+    with open(target, "r+b") as handle:
+        handle.write(data)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _replace(target: str, data: bytes, info: os.stat_result) -> bool:
+    """Replace ``target`` atomically; False (nothing changed) when its owner could not be kept."""
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=".sbatchlint-", dir=os.path.dirname(target))
+    except PermissionError:  # a file we may write in a directory we may not: write in place
+        return False
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
+        if (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
+            try:
+                os.chown(temporary, info.st_uid, info.st_gid)
+            except OSError:  # someone else's file we may write but not give away: write in place
+                os.unlink(temporary)
+                return False
+        os.chmod(temporary, stat.S_IMODE(info.st_mode))
+        os.replace(temporary, target)
+        return True
     except BaseException:
         try:
             os.unlink(temporary)

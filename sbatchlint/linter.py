@@ -67,9 +67,25 @@ ANY_SHELL_FILE = ("SBL001", "SBL016", "SBL4")
 SUBMISSION_RULES = ("SBL201",)
 
 
-def lint(source: Source, options: Optional[Options] = None, model=None) -> List[Diagnostic]:
+@dataclass
+class RuleFailure:
+    """A rule that raised instead of answering: a bug, reported with the rule and the file."""
+
+    code: str
+    name: str
+    error: BaseException
+
+    def describe(self) -> str:
+        return f"internal error in {self.code} ({self.name}): {type(self.error).__name__}: {self.error}"
+
+
+def lint(source: Source, options: Optional[Options] = None, model=None,
+         failures: Optional[List[RuleFailure]] = None) -> List[Diagnostic]:
     """The findings of the selected rules; ``model`` is ``build(source, options)`` when the caller
-    already has it (it then asks the model more, e.g. which Python files a script launches)."""
+    already has it (it then asks the model more, e.g. which Python files a script launches).
+
+    With a ``failures`` list, a rule that raises is recorded there and every other rule still
+    runs (the command line reports it); without one, the exception propagates."""
     owned = model is None  # built here: nobody asks this model anything once the rules are done
     # A model is a great many small objects that all live until the file is done: the cyclic
     # garbage collector would walk them over and over while they are built and find nothing to
@@ -79,7 +95,7 @@ def lint(source: Source, options: Optional[Options] = None, model=None) -> List[
     try:
         if model is None:
             model = build(source, options)
-        return _lint(source, options, model)
+        return _lint(source, options, model, failures)
     finally:
         if owned and model is not None:
             _let_go(model)
@@ -96,12 +112,26 @@ def _let_go(model) -> None:
         release()
 
 
-def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]:
+def _lint(source: Source, options: Optional[Options], model, failures: Optional[List[RuleFailure]]) -> List[Diagnostic]:
     options = options or Options()
     language = "python" if is_python(source) else "shell"
     enabled = options.selection.enabled
     rules = registry.for_language(language)
     diagnostics: List[Diagnostic] = []
+    failed = set()
+
+    def run(rule, check, *args) -> List[Diagnostic]:
+        if failures is None:
+            return list(check(*args))
+        try:
+            return list(check(*args))
+        except RecursionError:
+            raise  # the whole file is too deeply nested, not one rule's bug
+        except Exception as err:  # one rule's bug costs only that rule's findings
+            failures.append(RuleFailure(rule.code, rule.name, err))
+            failed.add(rule.code)
+            return []
+
     selected = body_rules = _selected(rules, language, options.selection)
     if language == "shell":
         from .model.kind import template_evidence
@@ -118,9 +148,12 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
                 keep = ANY_SHELL_FILE + SUBMISSION_RULES
             selected = [rule for rule in selected if rule.code.startswith(keep)]
     for rule in selected:
-        diagnostics.extend(rule.check(model))
+        diagnostics.extend(run(rule, rule.check, model))
     if language == "shell":
-        diagnostics.extend(_submitted_bodies(model, body_rules, options))
+        diagnostics.extend(_submitted_bodies(model, body_rules, options, run))
+    if failed:  # a failed rule's suppressions are not "unused"
+        chosen = enabled
+        enabled = lambda code: chosen(code) and code not in failed  # noqa: E731
     if language == "shell" and options.settings.get("shellcheck"):
         from . import shellcheck
 
@@ -130,7 +163,8 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
         diagnostics = suppressions.apply(source, diagnostics, found)
         for code in SUPPRESSION_RULES:
             if enabled(code):
-                diagnostics.extend(registry.rule(code).findings(model, found, enabled, CODES))
+                rule = registry.rule(code)
+                diagnostics.extend(run(rule, rule.findings, model, found, enabled, CODES))
         diagnostics = suppressions.apply_to_own(source, diagnostics, found)
     for d in diagnostics:
         override = options.severity.get(d.code)
@@ -146,9 +180,9 @@ def _lint(source: Source, options: Optional[Options], model) -> List[Diagnostic]
 _EXPANDED_BODY_CODES = frozenset(f"SBL{n:03d}" for n in range(2, 13))
 
 
-def _submitted_bodies(script, selected: list, options: Options) -> List[Diagnostic]:
+def _submitted_bodies(script, selected: list, options: Options, run=None) -> List[Diagnostic]:
     """The findings of each here-document body the script submits to sbatch, linted as a batch
-    script of its own and reported at its real place in the file."""
+    script of its own and reported at its real place in the file (``run`` guards each rule)."""
     from dataclasses import replace
 
     from .diagnostics import Edit, Fix
@@ -165,7 +199,7 @@ def _submitted_bodies(script, selected: list, options: Options) -> List[Diagnost
         body = Script(Source(script.data[base : doc.body.end], script.source.path), options.settings)
         rules = [r for r in selected if doc.quoted or r.code in _EXPANDED_BODY_CODES]
         for rule in rules:
-            for d in rule.check(body):
+            for d in (run(rule, rule.check, body) if run is not None else rule.check(body)):
                 if not doc.quoted and d.code == "SBL006" and "$" in body.text(d.span):
                     continue  # the outer shell fills the value in before sbatch reads it
                 fix = None
@@ -202,11 +236,12 @@ def parse_errors(source: Source) -> int:
     return len(shell.error_regions(shell.parse(source.data), source.data))
 
 
-def fix(source: Source, options: Optional[Options] = None, unsafe: bool = False) -> FixResult:
+def fix(source: Source, options: Optional[Options] = None, unsafe: bool = False,
+        failures: Optional[List[RuleFailure]] = None) -> FixResult:
     options = options or Options()
     return fix_to_fixed_point(
         source,
-        lambda s: lint(s, options),
+        lambda s: lint(s, options, failures=failures),
         lambda data: parse_errors(Source(data, source.path)),
         unsafe=unsafe,
     )

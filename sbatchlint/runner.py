@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import config as config_module
-from .linter import Options, Selection, build, fix as run_fix, is_python, lint
+from .linter import Options, RuleFailure, Selection, build, fix as run_fix, is_python, lint
 from .report import FileResult
 from .source import InputError, Source
 
@@ -109,13 +109,16 @@ def run_job(job: Job) -> FileResult:
     """Lint (and maybe fix) one file. Never raises for a bad file: the reason is in ``error``.
 
     What the output must hide comes from the model the rules use (``secrets.found_in``); until
-    that model exists, and if it cannot be built, reading the file as text finds what to hide."""
-    from .files import write_atomic
+    that model exists, and if it cannot be built, reading the file as text finds what to hide.
+    A rule that fails costs only its own findings: it is reported with the file (``error``)."""
+    from .files import NotWritten, write_fixed
     from .redaction import text_scan
     from .secrets import found_in
 
     if job.error:
         return FileResult(job.display, error=job.error)
+    if _STOP is not None and _STOP.is_set():  # interrupted: the run is ending, start nothing new
+        return FileResult(job.display, error=f"{job.display}: not linted: interrupted", error_kind="internal")
     try:
         if job.path == "-":
             source = Source.checked(job.stdin_data or b"", job.display)
@@ -125,38 +128,59 @@ def run_job(job: Job) -> FileResult:
     except InputError as err:
         return FileResult(job.display, error=str(err))
     result = FileResult(job.display, source)
+    failures: List[RuleFailure] = []
+    problems: List[Tuple[str, str]] = []  # (kind, message), reported in this order
     try:
         original = source
         _hide(result, source, text_scan(source))
         model = build(source, job.options)
         _hide(result, source, found_in(model))
         if job.apply or job.diff:
-            outcome = run_fix(source, job.options, unsafe=job.unsafe)  # lets the model go
+            outcome = run_fix(source, job.options, unsafe=job.unsafe, failures=failures)  # lets the model go
             if outcome.data != source.data:
                 if job.diff:
                     result.diff = unified_diff(source, outcome.data, result)
                 else:
-                    result.fixed_data = outcome.data
+                    written = True
                     if job.path != "-":
-                        write_atomic(job.path, outcome.data)
-                    result.fixed = outcome.applied
-                    source = Source(outcome.data, job.display)
-                    result.source = source
-                    _hide(result, source, text_scan(source))
+                        try:
+                            write_fixed(job.path, outcome.data, source.data)
+                        except NotWritten as err:
+                            problems.append(("write", str(err)))
+                            written = False
+                        except OSError as err:
+                            problems.append(("write", f"{job.display}: cannot write: {err.strerror or err}"))
+                            written = False
+                    if written:
+                        result.fixed_data = outcome.data
+                        result.fixed = outcome.applied
+                        source = Source(outcome.data, job.display)
+                        result.source = source
+                        _hide(result, source, text_scan(source))
             model = build(source, job.options)  # the fixer let the first model go
             if source is not original:
                 _hide(result, source, found_in(model))
-        result.diagnostics = lint(source, job.options, model)
+        result.diagnostics = lint(source, job.options, model, failures)
         if not is_python(source) and job.path != "-":
             from .python.entry import launched_python_files
 
             result.launched = launched_python_files(model, job.path)
-    except OSError as err:
-        result.error = f"{job.display}: cannot write: {err.strerror or err}"
     except RecursionError:
-        result.error = f"{job.display}: too deeply nested to analyse"
-    except Exception as err:  # a bug: report it for this file (without any secret) and go on
-        result.error = result.redact(f"{job.display}: internal error: {type(err).__name__}: {err}")
+        problems.append(("internal", f"{job.display}: too deeply nested to analyse"))
+    except Exception as err:  # a bug outside the rules: report it for this file and go on
+        problems.append(("internal", f"{job.display}: internal error: {type(err).__name__}: {err}"))
+    reported = set()
+    for failure in failures:  # the fix passes run the rules again: one line per distinct failure
+        message = failure.describe()
+        if message not in reported:
+            reported.add(message)
+            problems.append(("internal", f"{job.display}: {message}"))
+    if problems:
+        prefix = job.display + ": "
+        result.error_kind = problems[0][0]
+        result.error = result.redact("; ".join(
+            message[len(prefix):] if index and message.startswith(prefix) else message
+            for index, (_kind, message) in enumerate(problems)))
     return result
 
 
@@ -178,15 +202,88 @@ def unified_diff(source: Source, new: bytes, result: FileResult) -> str:
     return result.redact(text)
 
 
-def run_all(jobs: List[Job], workers: int):
-    """Results in the order of ``jobs``, computed by ``workers`` processes (1: in this one)."""
-    if workers <= 1 or len(jobs) < 4:
+def once_each(jobs: List[Job]) -> List[Job]:
+    """``jobs`` without a second path to a file already among them (symbolic or hard links to
+    the same file): fixing it twice would write it twice."""
+    seen = set()
+    kept = []
+    for job in jobs:
+        if job.path != "-" and not job.error:
+            try:
+                info = os.stat(job.path)
+            except OSError:
+                info = None
+            if info is not None:
+                key = (info.st_dev, info.st_ino)
+                if key in seen:
+                    continue
+                seen.add(key)
+        kept.append(job)
+    return kept
+
+
+PARALLEL_FROM = 16  # files: below this, starting worker processes costs more than it saves
+
+_STOP = None  # in a worker process: the run's "interrupted" event
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on (a batch allocation or a container may give fewer)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
+        return os.cpu_count() or 1
+
+
+def workers_for(jobs: int, requested: int) -> int:
+    """``-j``: 0 (the default) is one process per CPU from ``PARALLEL_FROM`` files up, else one."""
+    if requested:
+        return requested
+    return cpu_count() if jobs >= PARALLEL_FROM else 1
+
+
+def _worker_start(stop) -> None:
+    global _STOP
+    import signal
+
+    _STOP = stop
+    # Ctrl-C reaches the whole process group; the main process decides what happens. It sets
+    # ``stop``: each worker finishes the file in hand (its write is never cut short) and starts
+    # no other.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def run_all(jobs: List[Job], workers: int = 0):
+    """Results in the order of ``jobs`` (whatever the processes), computed by ``workers``
+    processes (see ``workers_for``; 1: in this one)."""
+    workers = min(workers_for(len(jobs), workers), len(jobs))
+    if workers <= 1:
         for job in jobs:
             yield run_job(job)
         return
+    import multiprocessing
+    import signal
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        chunk = max(1, min(32, len(jobs) // (workers * 4)))
-        for result in pool.map(run_job, jobs, chunksize=chunk):
+    context = multiprocessing.get_context()
+    stop = context.Event()
+    chunk = max(1, min(8, len(jobs) // (workers * 4)))
+    pool = None
+    # workers start with Ctrl-C held, until they have chosen to ignore it
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start,
+                                   initargs=(stop,))
+        results = pool.map(run_job, jobs, chunksize=chunk)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C held meanwhile arrives here
+        for result in results:
             yield result
+    except BaseException:  # Ctrl-C, or the caller stopped reading: no new file is started
+        stop.set()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    pool.shutdown(wait=True)

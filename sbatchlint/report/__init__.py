@@ -16,7 +16,8 @@ class FileResult:
     path: str
     source: Optional[Source] = None
     diagnostics: List[Diagnostic] = field(default_factory=list)
-    error: Optional[str] = None  # a one-line reason the file could not be linted
+    error: Optional[str] = None  # a one-line reason the file could not be linted (or fixed, or fully checked)
+    error_kind: str = "read"  # "read": not linted; "write": linted, fixes not written; "internal": a rule failed
     fixed: int = 0  # fixes applied
     fixed_data: Optional[bytes] = None  # the fixed bytes (for stdin, printed instead of written)
     diff: Optional[str] = None  # with --diff: the unified diff of the fixes
@@ -33,11 +34,14 @@ class FileResult:
 @dataclass
 class Summary:
     files: int
-    errors: int  # files that could not be read
+    errors: int  # files with an error of any kind (each run exits 2)
     counts: Dict[Severity, int]
     safe_fixable: int
     unsafe_fixable: int
     fixed: int
+    unread: int = 0  # files that could not be read
+    unwritten: int = 0  # files whose fixes were not written
+    internal: int = 0  # files on which a rule failed
 
     @property
     def findings(self) -> int:
@@ -56,7 +60,9 @@ def summarize(results: List[FileResult]) -> Summary:
                     safe += 1
                 else:
                     unsafe += 1
-    return Summary(len(results), sum(1 for r in results if r.error), counts, safe, unsafe, fixed)
+    kinds = [r.error_kind for r in results if r.error]
+    return Summary(len(results), len(kinds), counts, safe, unsafe, fixed,
+                   kinds.count("read"), kinds.count("write"), kinds.count("internal"))
 
 
 

@@ -106,13 +106,13 @@ def frame(result, d, color: bool) -> str:
 
 def summary_line(results, color: bool = False) -> str:
     summary = summarize(results)
-    checked = summary.files - summary.errors
+    checked = summary.files - summary.unread
     parts = []
     if summary.fixed:
         parts.append(f"Fixed {summary.fixed} problem{'s' * (summary.fixed != 1)}.")
     if summary.findings == 0:
         if summary.errors:
-            parts.append(f"No problems found in {checked} file{'s' * (checked != 1)}; {summary.errors} could not be read.")
+            parts.append(f"No problems found in {checked} file{'s' * (checked != 1)}; {_errors(summary, False)}.")
         else:
             parts.append(paint(f"All checks passed ({checked} file{'s' * (checked != 1)}).", "green", color))
         return " ".join(parts)
@@ -133,5 +133,18 @@ def summary_line(results, color: bool = False) -> str:
         more = "more " if summary.safe_fixable else ""
         parts.append(f"{summary.unsafe_fixable} {more}fixable with --unsafe-fixes.")
     if summary.errors:
-        parts.append(f"{summary.errors} file{'s' * (summary.errors != 1)} could not be read.")
+        parts.append(_errors(summary, True) + ".")
     return " ".join(parts)
+
+
+def _errors(summary, sentence: bool) -> str:
+    """What went wrong with files, by kind: "1 could not be read, 1 file could not be fixed"."""
+    out = []
+    if summary.unread:
+        out.append(f"{summary.unread}{' file' + 's' * (summary.unread != 1) if sentence else ''} could not be read")
+    if summary.unwritten:
+        out.append(f"{summary.unwritten} file{'s' * (summary.unwritten != 1)} could not be fixed")
+    if summary.internal:
+        out.append(f"{summary.internal} file{'s' * (summary.internal != 1)} hit an internal error")
+    text = ", ".join(out)
+    return text[:1].upper() + text[1:] if sentence else text
