@@ -32,7 +32,7 @@ def command_line(logs: List[str], job_script: Optional[str], output_format: str,
     from . import InputError, diagnose, render
     from ..redaction import RedactingStream
 
-    out = RedactingStream(click.get_text_stream("stdout"))
+    out = RedactingStream(sys.stdout)
     if not logs:
         click.echo("sbatchlint: error: no log given: try `sbatchlint diagnose slurm-1234.out` ('-' reads stdin)", err=True)
         return EXIT_BAD_INPUT
@@ -40,7 +40,7 @@ def command_line(logs: List[str], job_script: Optional[str], output_format: str,
         click.echo("sbatchlint: error: '-' (stdin) can be given only once", err=True)
         return EXIT_BAD_INPUT
     try:
-        result = diagnose(logs, stdin=click.get_binary_stream("stdin") if "-" in logs else None)
+        result = diagnose(logs, stdin=getattr(sys.stdin, "buffer", sys.stdin) if "-" in logs else None)
     except InputError as err:
         click.echo(f"sbatchlint: error: {render.mask(str(err))}", err=True)
         return EXIT_BAD_INPUT
