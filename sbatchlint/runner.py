@@ -251,7 +251,8 @@ def _worker_start(stop) -> None:
     # ``stop``: each worker finishes the file in hand (its write is never cut short) and starts
     # no other.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def run_all(jobs: List[Job], workers: int = 0):
@@ -270,13 +271,14 @@ def run_all(jobs: List[Job], workers: int = 0):
     stop = context.Event()
     chunk = max(1, min(8, len(jobs) // (workers * 4)))
     pool = None
+    mask = getattr(signal, "pthread_sigmask", lambda how, signals: set())  # POSIX only
     # workers start with Ctrl-C held, until they have chosen to ignore it
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = mask(getattr(signal, "SIG_BLOCK", 0), {signal.SIGINT})
     try:
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start,
                                    initargs=(stop,))
         results = pool.map(run_job, jobs, chunksize=chunk)
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C held meanwhile arrives here
+        mask(getattr(signal, "SIG_SETMASK", 2), held)  # a Ctrl-C held meanwhile arrives here
         for result in results:
             yield result
     except BaseException:  # Ctrl-C, or the caller stopped reading: no new file is started
@@ -285,5 +287,5 @@ def run_all(jobs: List[Job], workers: int = 0):
             pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        mask(getattr(signal, "SIG_SETMASK", 2), held)
     pool.shutdown(wait=True)
