@@ -286,7 +286,7 @@ def profile_command(output, print_only) -> None:
     from .cluster.command import CommandError, run
 
     try:
-        sys.exit(run(output, print_only, click.get_text_stream("stdout"), click.get_text_stream("stderr")))
+        sys.exit(run(output, print_only, sys.stdout, sys.stderr))
     except CommandError as err:
         click.echo(f"sbatchlint: error: {err}", err=True)
         sys.exit(EXIT_ERROR)

@@ -142,7 +142,7 @@ def _search(top: str, python: bool, rules: FileRules) -> Iterator[Candidate]:
                         f"{err.strerror or err}")
 
 
-class NotWritten(Exception):
+class NotWritten(OSError):
     """A fixed file that was deliberately not written; the message says why, in one line."""
 
 
@@ -221,3 +221,9 @@ def _replace(target: str, data: bytes, info: os.stat_result) -> bool:
         except OSError:
             pass
         raise
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace the existing file ``path`` with ``data``, as ``write_fixed`` does (through links,
+    keeping hard links, mode and owner); ``NotWritten`` (an ``OSError``) when it must not be."""
+    write_fixed(path, data)
