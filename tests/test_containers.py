@@ -454,3 +454,13 @@ def test_repeated_container_mounts_in_a_variable_are_reported_without_a_fix():
     (finding,) = [d for d in lint_text(text, ["SBL310"]) if d.code == "SBL310"]
     assert finding.fix is None
     assert fix_text(text, ["SBL310"]) == text
+
+
+def test_a_step_attached_to_a_running_named_container_keeps_its_mounts():
+    """SBL306: pyxis attaches a step to the running container of that name (started earlier with
+    `&`) and keeps that container's mounts; once the named container has stopped, a step that
+    reuses the name gets only its own mounts and is still reported."""
+    text = fixture("attach_running_named_container.sh")
+    assert "SBL306" not in codes(text)
+    stopped = text.replace("python /scratch/team/jobs/run1/start_head.py &", "python /scratch/team/jobs/run1/start_head.py")
+    assert "SBL306" in codes(stopped)

@@ -192,6 +192,15 @@ class Step:
     def srun_word(self) -> Word:
         return self.command.argv[self.srun_index]
 
+    @property
+    def background(self) -> bool:
+        """The batch shell starts the step in the background (``srun … &``) and goes on."""
+        node = self.command.node
+        while node.parent is not None and node.parent.type in ("redirected_statement", "pipeline", "negated_command"):
+            node = node.parent
+        following = node.next_sibling
+        return following is not None and following.type == "&"
+
     def option(self, name: str) -> Optional[StepOption]:
         found = None
         for opt in self.options:

@@ -1053,7 +1053,10 @@ class ContainerStepWithoutMounts(Rule):
     what = """
         Reports an `srun` with `--container-image` or `--container-name` and no
         `--container-mounts` (in any of the forms the script may build), unless the task only
-        runs a probe such as `nvidia-smi` or `hostname`.
+        runs a probe such as `nvidia-smi` or `hostname`, or the step attaches to a named
+        container an earlier step started in the background (`srun --container-name=X … &`):
+        pyxis then keeps the running container's mounts. A step that reuses the name of a
+        container that has already stopped gets only its own mounts, and is reported.
     """
     why = """
         Without mounts the container sees only its image (and perhaps the home directory): the
@@ -1088,12 +1091,27 @@ class ContainerStepWithoutMounts(Rule):
                 """
             )
         ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-name=server \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice python serve.py &
+                sleep 60
+                srun --overlap --container-name=server python /lustre/fsw/alice/client.py
+                """
+            ),
+            title="a step attached to a named container that is still running keeps its mounts",
+        ),
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
         for container in analysis.containerized:
             if container.has_mounts or container.uncertain or _trivial(container.step):
+                continue
+            if _attaches_to_running(analysis, container):
                 continue
             opt = container.image or container.name
             assert opt is not None
@@ -1108,6 +1126,22 @@ class ContainerStepWithoutMounts(Rule):
                 label="no mounts",
                 help="add --container-mounts=SRC:DST for the shared directories the task uses (same path on both sides)",
             )
+
+
+def _attaches_to_running(analysis: Containers, container: StepContainer) -> bool:
+    """The step names a container that an earlier step started in the background (``srun
+    --container-name=X … &``): while that one runs, pyxis attaches the step to it and keeps its
+    mounts, whatever the step asks for."""
+    name = container.name
+    if name is None or not name.value_known or not name.value:
+        return False
+    at = container.step.span.start
+    for other in analysis.steps:
+        if other is container or other.step.span.start >= at or not other.step.background:
+            continue
+        if other.name is not None and other.name.value_known and other.name.value == name.value:
+            return True
+    return False
 
 
 # == SBL307 ======================================================================================
