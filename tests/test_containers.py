@@ -316,6 +316,9 @@ def test_stale_experiment_dir_cases():
     assert codes(HEADER + STEP + launch + "\n") == ["SBL309"]
     assert codes(HEADER + STEP + launch + " checkpoint.load=/lustre/fsw/alice/ckpt\n") == []
     assert codes(HEADER + STEP + launch + " --resume\n") == []
+    # an explicit checkpoint directory: the checkpoints do not go to nemo_experiments
+    assert codes(HEADER + STEP + launch + " checkpoint.save=/lustre/fsw/alice/runs/${SLURM_JOB_ID}\n") == []
+    assert codes(HEADER + STEP + launch + " --save /lustre/fsw/alice/runs/exp1\n") == []
     in_task = HEADER + STEP + f"bash -c 'rm -rf nemo_experiments && {launch}'\n"
     assert codes(in_task) == []
     # the image's own working directory does not outlive the step

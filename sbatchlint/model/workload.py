@@ -132,6 +132,8 @@ def uses_gpus(launch: Launch, settings: Optional[dict] = None) -> bool:
 NONE_VALUES = frozenset(("none", "None", "null", "false", "False", "0", "''", '""'))
 TRAINING_NAME = lazy(r"pretrain|finetune|train|sft|peft|lora")
 RESUME = lazy(r"^(--?load(=|$)|checkpoint\.load=|[\w.\-]*resume[\w.\-]*(=|$)|--?[\w\-]*resume)", re.IGNORECASE)
+# An explicit checkpoint directory: ``checkpoint.save=DIR`` (Bridge's override), ``--save DIR``.
+SAVE = lazy(r"^(--?save(=|$)|checkpoint\.save=)", re.IGNORECASE)
 
 
 @dataclass
@@ -179,6 +181,12 @@ class Run:
     def resumes(self) -> bool:
         """An argument tells the run to load or resume a checkpoint."""
         return any(RESUME.match(w.text) for w in self.args)
+
+    @property
+    def saves_explicitly(self) -> bool:
+        """An argument names the checkpoint directory (``checkpoint.save=…``, ``--save …``): the
+        run does not keep its checkpoints in ``nemo_experiments``."""
+        return any(SAVE.match(w.text) for w in self.args)
 
     @property
     def fine_tuning(self) -> Optional[str]:

@@ -1715,7 +1715,8 @@ class StaleExperimentDir(Rule):
         Finds Megatron-Bridge (or NeMo) training launches that run in a persistent directory (the
         host's, or a mounted container working directory) where nothing earlier in the script
         removes `nemo_experiments`, and whose arguments set no resume or load option
-        (`checkpoint.load=…`, `--load`, a resume flag).
+        (`checkpoint.load=…`, `--load`, a resume flag) and no checkpoint directory of their own
+        (`checkpoint.save=…`, `--save …`: the checkpoints then do not go to `nemo_experiments`).
     """
     why = """
         Bridge writes checkpoints under `nemo_experiments/` in the working directory by default
@@ -1800,7 +1801,7 @@ class StaleExperimentDir(Rule):
         analysis = containers(script)
         reported = set()
         for launch in script.runs:
-            if not launch.bridge_training or launch.resumes:
+            if not launch.bridge_training or launch.resumes or launch.saves_explicitly:
                 continue
             step = launch.step
             if id(step) in reported:
