@@ -154,7 +154,12 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     streaming = output_format in STREAMING and not statistics and not diff
     from .python.entry import follow_launched
 
+    skipped = []
+
     def _report(result) -> None:
+        if result.skipped:
+            skipped.append(result.path)
+            return
         out.remember(result.secrets)
         stream.remember(result.secrets)
         if result.error:
@@ -190,6 +195,10 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         sys.stdout.flush()
         click.echo("sbatchlint: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    if skipped and not results:
+        click.echo(f"sbatchlint: warning: no batch scripts found under the given paths ({len(skipped)} other "
+                   f"shell file{'s' * (len(skipped) != 1)} skipped; name a file to lint it anyway)", err=True)
+        sys.exit(EXIT_CLEAN)
     if diff:
         changed = sum(1 for r in results if r.diff)
         if not quiet:

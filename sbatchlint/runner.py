@@ -135,6 +135,9 @@ def run_job(job: Job) -> FileResult:
         _hide(result, source, text_scan(source))
         model = build(source, job.options)
         _hide(result, source, found_in(model))
+        if job.found_by in SEARCHED and not is_python(source) and not _is_job(model):
+            result.skipped = True  # a sourced helper met in a directory search: no job to check
+            return result
         if job.apply or job.diff:
             outcome = run_fix(source, job.options, unsafe=job.unsafe, failures=failures)  # lets the model go
             if outcome.data != source.data:
@@ -182,6 +185,18 @@ def run_job(job: Job) -> FileResult:
             message[len(prefix):] if index and message.startswith(prefix) else message
             for index, (_kind, message) in enumerate(problems)))
     return result
+
+
+# How a file met in a directory search was found (``files.Candidate.found_by``); a file named on
+# the command line is always linted.
+SEARCHED = ("suffix", "directive")
+
+
+def _is_job(model) -> bool:
+    """Whether a directory search lints this shell file: a batch script, a script that submits
+    the jobs it writes, or a template (which gets its one finding)."""
+    return bool(model.is_batch_script or model.template_evidence is not None
+                or any(doc.submitted for doc in model.heredocs))
 
 
 def _hide(result: FileResult, source: Source, found) -> None:

@@ -237,3 +237,41 @@ def test_show_files_lists_in_a_stable_order(tmp_path):
     assert "jobs/model.py" in shown(tmp_path, "--python", "jobs")
     # a file named twice, or named and found by a search, is linted once
     assert shown(tmp_path, "jobs/b.sh", "jobs", "./jobs/b.sh").count("jobs/b.sh") == 1
+
+
+# -- a directory search lints batch scripts, not the shell helpers beside them -------------------------
+HELPER = "export HF_HOME=/lustre/hf\nexport UV_CACHE_DIR=/lustre/uv\n"  # sourced: no shebang, no job
+
+
+def test_a_sourced_helper_met_in_a_search_is_skipped_but_linted_when_named(tmp_path):
+    write(tmp_path / "jobs" / "env.sh", HELPER)
+    write(tmp_path / "jobs" / "train.sh", "#!/bin/bash\n#SBATCH --nodes=1\nsource ./env.sh\nsrun hostname\n")
+    write(tmp_path / "jobs" / "submit.sh", "sbatch <<'EOF'\n#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\nEOF\n")
+    done = sbatchlint(tmp_path, "--output-format", "json", "jobs")
+    assert done.returncode == 0, done.stderr
+    assert "env.sh" not in done.stdout + done.stderr
+    text = sbatchlint(tmp_path, "jobs")
+    assert "(2 files)" in text.stdout  # the job and the script that submits one
+    # named on the command line (as pre-commit names every *.sh), it gets the any-shell-file rules
+    # only: no SBL002 for the missing shebang of a file that is no batch script
+    named = sbatchlint(tmp_path, "jobs/env.sh")
+    assert named.returncode == 0, named.stdout
+    assert "All checks passed (1 file)" in named.stdout
+    # and --fix leaves a skipped helper alone
+    fixed = sbatchlint(tmp_path, "--fix", "jobs")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (tmp_path / "jobs" / "env.sh").read_text() == HELPER
+
+
+def test_a_search_that_meets_only_helpers_warns_instead_of_passing(tmp_path):
+    write(tmp_path / "lib" / "env.sh", HELPER)
+    done = sbatchlint(tmp_path, "lib")
+    assert done.returncode == 0
+    assert done.stderr == ("sbatchlint: warning: no batch scripts found under the given paths (1 other shell "
+                           "file skipped; name a file to lint it anyway)\n")
+    assert "All checks passed" not in done.stdout
+    # a secret in a skipped helper is still a secret: naming the file reports it (SBL4xx)
+    write(tmp_path / "lib" / "keys.sh", "export WANDB_API_KEY=3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a\n")
+    named = sbatchlint(tmp_path, "--output-format", "concise", "lib/keys.sh")
+    assert named.returncode == 1 and "SBL401" in named.stdout
+    assert "3f9a8b7c6d5e4f3a2b1c" not in named.stdout + named.stderr

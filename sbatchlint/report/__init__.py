@@ -24,6 +24,7 @@ class FileResult:
     secrets: List[str] = field(default_factory=list)  # secret values to redact from output
     secret_spans: List[Span] = field(default_factory=list)  # where they are in ``source`` (masked in code frames)
     launched: List[str] = field(default_factory=list)  # Python files the script's steps launch (to lint too)
+    skipped: bool = False  # met in a directory search and no batch script: not reported or counted
 
     def redact(self, text: str) -> str:
         from ..redaction import redact
