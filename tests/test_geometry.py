@@ -199,9 +199,7 @@ def test_gpu_forms():
     assert gpus("#SBATCH --nodes=2\n", "for G in gpu:4 nvme:1; do srun --gres=$G python a.py; done") == (None, True)
 
 
-def test_cpus_per_task_is_not_inherited():
-    script, (plain, own, after_export) = step_geometries(
-        """
+CPUS_JOB = """
         #!/bin/bash
         #SBATCH --nodes=1
         #SBATCH --cpus-per-task=16
@@ -210,7 +208,21 @@ def test_cpus_per_task_is_not_inherited():
         export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK
         srun python a.py
         """
-    )
+
+
+def test_cpus_per_task_is_inherited_from_slurm_23_11_on():
+    """Slurm 23.11 restored the inheritance 22.05 dropped; the default target is 24.05."""
+    for settings in ({}, {"slurm_version": "23.11"}, {"slurm_version": "24.05"}, {"slurm_version": "21.08"}):
+        script = Script(Source(dedent(CPUS_JOB).lstrip("\n").encode("utf-8"), "job.sh"), settings)
+        plain, own, after_export = [geometry(script, step) for step in script.steps]
+        assert plain.cpus_per_task.value == 16 and plain.cpus_per_task.origin.where == "header", settings
+        assert own.cpus_per_task.value == 8 and own.cpus_per_task.origin.where == "step"
+        assert after_export.cpus_per_task.origin.where == "environment"
+
+
+def test_cpus_per_task_is_not_inherited_on_22_05():
+    script = Script(Source(dedent(CPUS_JOB).lstrip("\n").encode("utf-8"), "job.sh"), {"slurm_version": "22.05"})
+    plain, own, after_export = [geometry(script, step) for step in script.steps]
     assert plain.cpus_per_task.value == 1 and plain.cpus_per_task.origin.where == "default"
     assert plain.job_cpus_per_task.value == 16
     assert own.cpus_per_task.value == 8 and own.cpus_per_task.origin.where == "step"

@@ -3,8 +3,10 @@
 A step's geometry combines its own flags with the job's header. Inside a job, ``srun`` reads the
 allocation's environment (``SLURM_NNODES``, ``SLURM_NTASKS``, ``SLURM_NTASKS_PER_NODE``,
 ``SLURM_GPUS_PER_NODE``…), so a step inherits the header's node, task and GPU counts unless it
-gives its own. It does NOT inherit ``--cpus-per-task`` (Slurm 22.05 and later): a step without
-``-c`` gets one CPU per task unless ``SRUN_CPUS_PER_TASK`` is exported before it.
+gives its own. From Slurm 22.05 up to 23.11 it does NOT inherit ``--cpus-per-task``: a step
+without ``-c`` gets one CPU per task unless ``SRUN_CPUS_PER_TASK`` is exported before it; other
+releases inherit it. The target release is the ``slurm-version`` setting (default 24.05); the
+table below was measured on 22.05.
 
 Every quantity carries its ``Origin``: the header ``Directive`` or the ``StepOption`` that sets it,
 with source spans so a fix can edit it where it is written. A value the script computes at run
@@ -635,13 +637,18 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
         text, origin = requests[option_table.GPUS_PER_TASK]
         geometry.gpus_per_task = Quantity(gpu_total(text), origin)
 
-    # CPUs: only the step's own -c, or SRUN_CPUS_PER_TASK exported before it.
+    # CPUs: the step's own -c, else SRUN_CPUS_PER_TASK exported before it, else the header's
+    # --cpus-per-task where the target Slurm release lets steps inherit it (not 22.05 to 23.11).
     geometry.job_cpus_per_task = job.job_cpus_per_task
     cpus_opt, cpus_text = flag(option_table.CPUS_PER_TASK)
     if cpus_opt is not None:
         geometry.cpus_per_task = Quantity(parse_count(cpus_text), _step_origin(cpus_opt))
     else:
-        geometry.cpus_per_task = _srun_cpus_from_environment(script, step, job) or Quantity(1, Origin("default", option_table.CPUS_PER_TASK))
+        geometry.cpus_per_task = (
+            _srun_cpus_from_environment(script, step, job)
+            or _inherited_cpus(script, job)
+            or Quantity(1, Origin("default", option_table.CPUS_PER_TASK))
+        )
     het_group = step_option(step, option_table.HET_GROUP)
     other_component = het_group is not None and (het_group.value or "").strip() not in ("", "0")
     if step.options_incomplete or other_component:
@@ -656,6 +663,19 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
             if quantity.origin is None or quantity.origin.where != "step":
                 setattr(geometry, name, Quantity(None))
     return geometry
+
+
+def _inherited_cpus(script, job: "Geometry") -> Optional[Quantity]:
+    """The header's ``--cpus-per-task`` for a step without ``-c``, when the target release's steps
+    inherit it (``slurm-version``; Slurm 23.11 restored what 22.05 had dropped)."""
+    from .slurm import target_version
+
+    if job.job_cpus_per_task.value is None:
+        return None
+    spec = option_table.SBATCH[option_table.CPUS_PER_TASK]
+    if not option_table.steps_inherit(spec, target_version(getattr(script, "settings", None))):
+        return None
+    return job.job_cpus_per_task
 
 
 def _srun_cpus_from_environment(script: "Script", step: "Step", job: Geometry) -> Optional[Quantity]:
