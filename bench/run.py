@@ -2,6 +2,7 @@
 single-file runs of the command compared with a bare interpreter start.
 
     python bench/run.py [--files 400] [--repeat 5] [--no-breakdown] [--no-shellcheck] [--corpus DIR]
+                        [--generated [--size N]]
 
 Targets: the corpus in under 1 s (400 files) on a machine where ShellCheck takes about 16 ms a
 file, at least 5x faster than ShellCheck on the same corpus, a cold single-file run under 4x
@@ -17,6 +18,12 @@ run on the median-size file against a cold ShellCheck on it (target: at most 2x)
 Prints the numbers, where the corpus time goes (model build phases, shared analyses, rules) and
 whether libcst was imported on the shell-only path; exits 1 when a target is missed, so it can
 gate a release but stays out of the test suite (timings are machine-bound).
+
+The default corpus is this file's own two templates, kept so that the figures stay comparable
+from one version to the next (and ``bench/corpus.py --project`` snapshots them). ``--generated``
+lints the shared script generator's output instead (``tests/scriptgen.py``: loops, branches,
+arrays, here-documents, every launcher shape), ``--size N`` scaling every script N times: the
+scaling benchmark compares the per-file time across sizes.
 
 Cold runs are measured as an installed package runs: with compiled bytecode (``pip install``
 compiles it; an environment with PYTHONDONTWRITEBYTECODE would otherwise recompile every module
@@ -109,6 +116,16 @@ def corpus(count: int) -> list:
         extra = "\n".join(f"echo step {k} $SLURM_JOB_ID" for k in range(rng.randint(0, 40)))
         scripts.append(HEADER.format(**params) + body + extra + "\n")
     return scripts
+
+
+def generated(count: int, size: int = 1) -> list:
+    """The shared generator's scripts (tests/scriptgen.py, never installed with the package)."""
+    tests = os.path.join(ROOT, "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import scriptgen
+
+    return [job.text for job in scriptgen.corpus(count, seed=0, size=size)]
 
 
 def bench_corpus(count: int, repeat: int) -> float:
@@ -370,7 +387,14 @@ def main() -> int:
     parser.add_argument("--no-breakdown", action="store_true", help="Skip the per-phase breakdown.")
     parser.add_argument("--no-shellcheck", action="store_true", help="Skip timing ShellCheck on the corpus.")
     parser.add_argument("--corpus", metavar="DIR", help="Also time the real scripts below DIR (and ShellCheck on them).")
+    parser.add_argument("--generated", action="store_true", help="Lint the shared script generator's output.")
+    parser.add_argument("--size", type=int, default=1, help="With --generated: scale every script N times.")
     options = parser.parse_args()
+    if options.generated:
+        global corpus
+        size = max(1, options.size)
+        corpus = lambda count: generated(count, size)  # noqa: E731
+        print(f"corpus: the shared generator's scripts, size {size}")
     corpus_seconds = bench_corpus(options.files, options.repeat)
     per_file_ms = corpus_seconds / options.files * 1000
     print(f"corpus: {options.files} files in {corpus_seconds:.3f} s ({per_file_ms:.2f} ms/file; target < 1 s for 400)")
