@@ -1,0 +1,165 @@
+"""Where a shell fix puts new text, in the script's own layout.
+
+The shell counterpart of the Python side's edits (``python/rewrite.py``): fixes ask here where a
+new line or a new option goes instead of working out offsets themselves, so every fix writes in
+the style of the script it edits.
+
+- :func:`after_header`: a new line right after the ``#SBATCH`` header (a new directive);
+- :func:`before_step`: a new line right before the statement that runs a step, indented like it;
+- :func:`add_option` / :func:`add_step_options`: new words after ``srun`` (or after a launcher),
+  in the command's layout. A command written one option per ``\\``-continued line gets each new
+  option as a continued line of its own, indented like the line after ``srun``'s; a command on
+  one line gets the options inline. A new line ends like the line it follows (``\\n`` or
+  ``\\r\\n``).
+
+Every function returns an :class:`~sbatchlint.diagnostics.Edit` (or None when the place cannot
+take new text without changing what runs); applying it changes no other byte.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+from ..diagnostics import Edit
+from .steps import Step
+
+# Statements that hold a list of statements: a line inserted between two of them runs on its own.
+BLOCK_PARENTS = frozenset(
+    ("program", "compound_statement", "do_group", "else_clause", "case_item", "subshell", "if_statement", "elif_clause")
+)
+
+
+# -- lines -------------------------------------------------------------------------------------------
+def _line_ending(data: bytes, newline_at: int) -> str:
+    """The line ending at ``newline_at`` (the offset of a ``\\n``)."""
+    return "\r\n" if newline_at > 0 and data[newline_at - 1 : newline_at] == b"\r" else "\n"
+
+
+def after_header(script, text: str) -> Edit:
+    """A new line holding ``text`` right after the header's last ``#SBATCH`` line (or after the
+    shebang, or at the top, when there is no header)."""
+    source = script.source
+    data = script.data
+    line = script.header.last_header_line
+    if line <= 0:
+        line = 1 if data.startswith(b"#!") else 0
+    if line == 0:
+        return Edit.insert(0, text + source.preferred_newline())
+    span = source.line_span(line, with_newline=True)
+    if span.end == len(data) and not data.endswith(b"\n"):
+        return Edit.insert(span.end, source.preferred_newline() + text)
+    newline = _line_ending(data, span.end - 1)
+    return Edit.insert(span.end, text + newline)
+
+
+def statement_start(script, step: Step) -> Optional[Tuple[int, str]]:
+    """Where a new line can go right before the statement that runs a step, and its indentation.
+
+    Only when the step is a statement of its own that starts its line (possibly piped or
+    redirected): a line inserted before ``a && srun …`` or a continuation line would change
+    what runs.
+    """
+    node = step.command.node
+    while node.parent is not None and node.parent.type in ("redirected_statement", "pipeline", "negated_command"):
+        if node.parent.children[0] != node:
+            return None
+        node = node.parent
+    parent = node.parent
+    if parent is None or parent.type not in BLOCK_PARENTS:
+        return None
+    if parent.type in ("if_statement", "elif_clause"):
+        then = next((c for c in parent.children if c.type == "then"), None)
+        if then is None or node.start_byte < then.end_byte:
+            return None
+    data = script.data
+    line_start = data.rfind(b"\n", 0, node.start_byte) + 1
+    before = data[line_start : node.start_byte]
+    if before.strip(b" \t"):
+        return None
+    # the previous line must not continue into this one
+    previous_end = line_start - 1
+    if previous_end > 0:
+        previous = data[data.rfind(b"\n", 0, previous_end) + 1 : previous_end].rstrip(b"\r")
+        if previous.endswith(b"\\"):
+            return None
+    return line_start, before.decode("utf-8", "replace")
+
+
+def before_step(script, step: Step, text: str) -> Optional[Edit]:
+    """A new line holding ``text`` right before the statement that runs ``step``, indented like
+    it; None when the step does not start a statement of its own."""
+    place = statement_start(script, step)
+    if place is None:
+        return None
+    offset, indent = place
+    data = script.data
+    newline_at = data.find(b"\n", offset)
+    newline = _line_ending(data, newline_at) if newline_at >= 0 else script.source.preferred_newline()
+    return Edit.insert(offset, indent + text + newline)
+
+
+# -- options -----------------------------------------------------------------------------------------
+def continuation_after(data: bytes, offset: int, limit: Optional[int] = None) -> Optional[Tuple[int, str, str]]:
+    """When the line holding ``offset`` ends in a ``\\`` continuation before ``limit``: the start of
+    the next line, that line's indentation and the line ending. Otherwise None."""
+    newline_at = data.find(b"\n", offset)
+    if newline_at < 0 or (limit is not None and newline_at >= limit):
+        return None
+    ending = _line_ending(data, newline_at)
+    line_end = newline_at - (len(ending) - 1)
+    if data[offset:line_end].rstrip(b" \t")[-1:] != b"\\" or _escaped_backslash(data, offset, line_end):
+        return None
+    next_start = newline_at + 1
+    end = next_start
+    while end < len(data) and data[end] in b" \t":
+        end += 1
+    if end >= len(data) or data[end] in b"\r\n":
+        return None  # a continuation into an empty line: no layout to follow
+    return next_start, data[next_start:end].decode("utf-8", "replace"), ending
+
+
+def _escaped_backslash(data: bytes, start: int, line_end: int) -> bool:
+    """The line's last ``\\`` is itself escaped (``\\\\``): no continuation."""
+    text = data[start:line_end].rstrip(b" \t")
+    count = len(text) - len(text.rstrip(b"\\"))
+    return count % 2 == 0
+
+
+def option_text(offset: int, quote: str, words: Sequence[str], data: bytes, task_start: Optional[int] = None) -> Edit:
+    """Insert ``words`` after the word that ends at ``offset`` (``srun``, a launcher), in the
+    command's layout: as continued lines when the words after it are one per continued line (the
+    line ends in ``\\`` before the task command starts, ``task_start``), else inline."""
+    if quote != "'":  # a continuation inside single quotes is two literal characters
+        place = continuation_after(data, offset, task_start)
+        if place is not None:
+            start, indent, ending = place
+            return Edit.insert(start, "".join(f"{indent}{word} \\{ending}" for word in words))
+    return Edit.insert(offset, "".join(" " + word for word in words))
+
+
+def add_option(script, offset: int, quote: str, words: Sequence[str], task_start: Optional[int] = None) -> Edit:
+    """New words (options, each already quoted for ``quote``) after the word that ends at ``offset``."""
+    return option_text(offset, quote, words, script.data, task_start)
+
+
+def task_start(step: Step) -> Optional[int]:
+    """Where the task command's first word is written, when it is written at the step."""
+    if not step.task_argv:
+        return None
+    word = step.task_argv[0]
+    if word.node is None:
+        return None
+    return word.span.start
+
+
+def add_step_options(script, step: Step, words: Sequence[str], offset: Optional[int] = None, quote: str = "") -> Optional[Edit]:
+    """New srun options for ``step`` right after ``srun`` (or at ``offset``, a place the caller
+    chose after a word of the step, with its quoting), in the step's layout. None when the
+    ``srun`` word is not written in one place of the script."""
+    if offset is None:
+        offset, quote = step.insertion_after_srun()
+        if offset is None:
+            return None
+    limit = task_start(step)
+    if limit is not None and limit < offset:
+        limit = None  # srun comes from a variable written elsewhere
+    return option_text(offset, quote, words, script.data, limit)
