@@ -45,16 +45,18 @@ def add(text: str, *words: str, step: int = 0) -> str:
             "srun -K \\\n  --container-image=img \\\n  python t.py\n",
             "srun -K \\\n  --ntasks=2 \\\n  --container-image=img \\\n  python t.py\n",
         ),
-        ("srun \\\n    python t.py\n", "srun \\\n    --ntasks=2 \\\n    python t.py\n"),
+        # options on srun's line, the command on the next: the options stay on one line
+        ("srun \\\n    python t.py\n", "srun --ntasks=2 \\\n    python t.py\n"),
+        ("srun -K --mpi=pmix \\\n  python t.py\n", "srun --ntasks=2 -K --mpi=pmix \\\n  python t.py\n"),
         ("srun -K \\\n\t--mpi=pmix \\\n\tpython t.py\n", "srun -K \\\n\t--ntasks=2 \\\n\t--mpi=pmix \\\n\tpython t.py\n"),
         # Windows line endings stay
-        ("srun -K \\\r\n  python t.py\r\n", "srun -K \\\r\n  --ntasks=2 \\\r\n  python t.py\r\n"),
+        ("srun -K \\\r\n  --mpi=pmix \\\r\n  python t.py\r\n", "srun -K \\\r\n  --ntasks=2 \\\r\n  --mpi=pmix \\\r\n  python t.py\r\n"),
         # only the task's own arguments are continued: the options stay on srun's line
         ("srun -K python t.py \\\n  --lr 1\n", "srun --ntasks=2 -K python t.py \\\n  --lr 1\n"),
         # inside a loop body
         (
-            "for i in 1 2; do\n    srun -K \\\n        python t.py $i\ndone\n",
-            "for i in 1 2; do\n    srun -K \\\n        --ntasks=2 \\\n        python t.py $i\ndone\n",
+            "for i in 1 2; do\n    srun \\\n        -K \\\n        python t.py $i\ndone\n",
+            "for i in 1 2; do\n    srun \\\n        --ntasks=2 \\\n        -K \\\n        python t.py $i\ndone\n",
         ),
         # srun from a string: the option goes into the string, in its layout
         ('SRUN="srun -K \\\n  --mpi=pmix"\n$SRUN python t.py\n', 'SRUN="srun -K \\\n  --ntasks=2 \\\n  --mpi=pmix"\n$SRUN python t.py\n'),
@@ -76,9 +78,9 @@ def test_options_follow_the_step_layout(before, after):
 
 
 def test_several_options_each_on_their_own_continued_line():
-    fixed = add("srun -K \\\n  python t.py\n", "--ntasks=2", "--ntasks-per-node=1")
-    assert fixed == "srun -K \\\n  --ntasks=2 \\\n  --ntasks-per-node=1 \\\n  python t.py\n"
-    assert run(fixed) == "<-K>\n<--ntasks=2>\n<--ntasks-per-node=1>\n<python>\n<t.py>\n\n"
+    fixed = add("srun -K \\\n  --mpi=pmix \\\n  python t.py\n", "--ntasks=2", "--ntasks-per-node=1")
+    assert fixed == "srun -K \\\n  --ntasks=2 \\\n  --ntasks-per-node=1 \\\n  --mpi=pmix \\\n  python t.py\n"
+    assert run(fixed) == "<-K>\n<--ntasks=2>\n<--ntasks-per-node=1>\n<--mpi=pmix>\n<python>\n<t.py>\n\n"
 
 
 def test_an_escaped_backslash_is_no_continuation():
@@ -130,6 +132,29 @@ def test_generated_steps_keep_their_layout_and_their_words():
             fixed = apply_edits(source, [edit]).decode()
             bash_n(fixed)
             added = fixed.count("\n") - job.text.count("\n")
-            assert added == (1 if meta.style == "continued" else 0), (job.seed, meta)
+            lines = job.text.splitlines()
+            one_per_line = meta.style == "continued" and lines[meta.line].lstrip().startswith("-")
+            assert added == (1 if one_per_line else 0), (job.seed, meta)
             checked += 1
     assert checked > 40
+
+
+def test_launcher_options_follow_the_launcher_layout():
+    from sbatchlint.model.launch import launches
+
+    def add_to_launcher(text, *words):
+        source = Source(text.encode())
+        script = Script(source)
+        edit = placement.add_launcher_options(script, launches(script)[0], words)
+        return apply_edits(source, [edit]).decode()
+
+    continued = (
+        "#!/bin/bash\n#SBATCH -N 2\nCMD=\"torchrun \\\n    --nproc_per_node=8 \\\n    train.py --lr 1\"\n"
+        "srun bash -c \"$CMD\"\n"
+    )
+    assert add_to_launcher(continued, "--nnodes=2") == continued.replace(
+        "torchrun \\\n", "torchrun \\\n    --nnodes=2 \\\n"
+    )
+    # the entry point's own arguments are continued, the launcher's options are not
+    inline = "#!/bin/bash\n#SBATCH -N 2\nsrun torchrun --nproc_per_node=8 train.py \\\n  --lr 1\n"
+    assert add_to_launcher(inline, "--nnodes=2") == inline.replace("torchrun ", "torchrun --nnodes=2 ")

@@ -7,9 +7,9 @@ the style of the script it edits.
 - :func:`after_header`: a new line right after the ``#SBATCH`` header (a new directive);
 - :func:`before_step`: a new line right before the statement that runs a step, indented like it;
 - :func:`add_option` / :func:`add_step_options`: new words after ``srun`` (or after a launcher),
-  in the command's layout. A command written one option per ``\\``-continued line gets each new
-  option as a continued line of its own, indented like the line after ``srun``'s; a command on
-  one line gets the options inline. A new line ends like the line it follows (``\\n`` or
+  in the command's layout. A command written one option per ``\\``-continued line (the line
+  after ``srun``'s starts with an option) gets each new option as a continued line of its own,
+  indented like that line; otherwise the options go inline, right after ``srun``. A new line ends like the line it follows (``\\n`` or
   ``\\r\\n``).
 
 Every function returns an :class:`~sbatchlint.diagnostics.Edit` (or None when the place cannot
@@ -99,8 +99,9 @@ def before_step(script, step: Step, text: str) -> Optional[Edit]:
 
 # -- options -----------------------------------------------------------------------------------------
 def continuation_after(data: bytes, offset: int, limit: Optional[int] = None) -> Optional[Tuple[int, str, str]]:
-    """When the line holding ``offset`` ends in a ``\\`` continuation before ``limit``: the start of
-    the next line, that line's indentation and the line ending. Otherwise None."""
+    """When the line holding ``offset`` ends in a ``\\`` continuation before ``limit`` and the next
+    line starts with an option (``-…``): the start of the next line, its indentation and the line
+    ending. Otherwise None: the options are written on one line."""
     newline_at = data.find(b"\n", offset)
     if newline_at < 0 or (limit is not None and newline_at >= limit):
         return None
@@ -112,8 +113,8 @@ def continuation_after(data: bytes, offset: int, limit: Optional[int] = None) ->
     end = next_start
     while end < len(data) and data[end] in b" \t":
         end += 1
-    if end >= len(data) or data[end] in b"\r\n":
-        return None  # a continuation into an empty line: no layout to follow
+    if end >= len(data) or data[end : end + 1] != b"-":
+        return None  # the options are on one line; what follows is the command (or nothing)
     return next_start, data[next_start:end].decode("utf-8", "replace"), ending
 
 
@@ -162,4 +163,19 @@ def add_step_options(script, step: Step, words: Sequence[str], offset: Optional[
     limit = task_start(step)
     if limit is not None and limit < offset:
         limit = None  # srun comes from a variable written elsewhere
+    return option_text(offset, quote, words, script.data, limit)
+
+
+def add_launcher_options(script, launch, words: Sequence[str]) -> Optional[Edit]:
+    """New launcher options (``--nnodes=2`` for torchrun) right after the launcher's words, in the
+    command's layout: continued lines only when the launcher's options are written one per
+    continued line before the entry point. None when the launcher is not written in one place."""
+    offset, quote = launch.insertion_after_launcher()
+    if offset is None:
+        return None
+    limit = offset  # no known entry point: inline
+    if launch.entry is not None:
+        spans = [p.span for p in launch.entry.words[0].pieces if p.span is not None]
+        if spans and spans[0].start > offset:
+            limit = spans[0].start
     return option_text(offset, quote, words, script.data, limit)
