@@ -263,7 +263,8 @@ def fixture(name: str) -> str:
 
 def test_train_cmd_string_gets_an_escaped_node_rank():
     fixed = fix_text(fixture("train_cmd_string.sh"), ["SBL103"])
-    assert "python -m torch.distributed.run --node_rank=\\${SLURM_NODEID} \\\n" in fixed
+    # the launcher's options are written one per continued line: the new one gets its own line
+    assert "python -m torch.distributed.run \\\n    --node_rank=\\${SLURM_NODEID} \\\n    --nproc_per_node=8 \\\n" in fixed
     assert "SBL103" not in {d.code for d in lint_text(fixed, ["SBL103"])}
 
 

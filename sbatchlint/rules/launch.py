@@ -30,7 +30,7 @@ from ..model.launch import (
     batch_launches,
     runs_remote_starter,
 )
-from ..model import variables
+from ..model import placement, variables
 from ..model.steps import Step
 from ..model.variables import TASK_COUNT_VARIABLES
 from ..model.tasks import tasks_running
@@ -263,6 +263,35 @@ class TorchrunMultipleTasksPerNode(Rule):
             ),
             title="the header's count also serves an srun-native step: only the torchrun step changes",
         ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python convert.py
+                srun --kill-on-bad-exit=1 \\
+                  --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                  bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 uv run python convert.py
+                srun --kill-on-bad-exit=1 \\
+                  --ntasks=${SLURM_JOB_NUM_NODES} \\
+                  --ntasks-per-node=1 \\
+                  --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                  bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
+                """
+            ),
+            title="a step written one option per line gets its new options on lines of their own",
+        ),
         Good(
             clean(
                 """
@@ -358,7 +387,7 @@ class TorchrunMultipleTasksPerNode(Rule):
             count = _node_count_text(script, step, geo, quote)
             if count is None:
                 return None
-            return Fix.safe(description, Edit.insert(offset, f" --ntasks={count} --ntasks-per-node=1"))
+            return Fix.safe(description, placement.add_step_options(script, step, [f"--ntasks={count}", "--ntasks-per-node=1"], offset, quote))
         edits: List[Edit] = []
         if own_per_node is not None and own_per_node.value != "1":
             span = _option_value_span(own_per_node)
@@ -378,7 +407,7 @@ class TorchrunMultipleTasksPerNode(Rule):
             count = _node_count_text(script, step, geo, quote)
             if count is None:
                 return None
-            edits.append(Edit.insert(offset, f" --ntasks={count}"))
+            edits.append(placement.add_step_options(script, step, [f"--ntasks={count}"], offset, quote))
         if not edits:
             return None
         return Fix.safe(description, *edits)
@@ -758,8 +787,11 @@ class TorchrunMissingNodeArgs(Rule):
                 values = {"nnodes": str(count)}
             else:
                 values = {"nnodes": "${SLURM_JOB_NUM_NODES}"}
-        text = "".join(f" {launch.spelling(m)}={values[m]}" for m in missing)
-        return Fix.safe(f"add {text.strip()} after the launcher", Edit.insert(offset, text))
+        words = [f"{launch.spelling(m)}={values[m]}" for m in missing]
+        edit = placement.add_launcher_options(script, launch, words)
+        if edit is None:
+            return None
+        return Fix.safe(f"add {' '.join(words)} after the launcher", edit)
 
 
 # -- SBL104 ---------------------------------------------------------------------------------------
@@ -888,11 +920,9 @@ class TasksGpusMismatch(Rule):
                 return
             nproc = 1
             span = launch.span
-            offset, quote = launch.insertion_after_launcher()
-            fix = None
-            if offset is not None:
-                text = f" {launch.spelling('nproc_per_node')}={gpus}"
-                fix = Fix.unsafe(f"add {text.strip()}", Edit.insert(offset, text))
+            text = f"{launch.spelling('nproc_per_node')}={gpus}"
+            edit = placement.add_launcher_options(script, launch, [text])
+            fix = Fix.unsafe(f"add {text}", edit) if edit is not None else None
             written = f"{_launcher_name(launch)} starts 1 process per node (no --nproc_per_node)"
         else:
             if option.known and option.text in ("gpu", "auto", "cuda"):
