@@ -11,6 +11,7 @@ from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model import variables
 from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
+from ..model import placement
 from ..model.workload import cpu_tool, training_launch, uses_gpus
 from ..model.steps import Step
 from ..registry import register
@@ -413,13 +414,14 @@ class MissingKillOnBadExit(Rule):
             if tasks < 2:
                 continue
             fix = None
-            offset, _quote = step.insertion_after_srun()
+            offset, quote = step.insertion_after_srun()
             srun_pieces = [p for p in step.srun_word.pieces if p.span is not None]
             if offset is not None and srun_pieces and srun_pieces[-1].via and srun_pieces[-1].quote == "":
                 # ``SRUN=srun`` then ``$SRUN …``: add the option where the variable is used.
-                offset = step.srun_word.span.end
+                offset, quote = step.srun_word.span.end, ""
             if offset is not None:
-                fix = Fix.safe("add `--kill-on-bad-exit=1` to the srun", Edit.insert(offset, " --kill-on-bad-exit=1"))
+                edit = placement.add_step_options(script, step, ["--kill-on-bad-exit=1"], offset, quote)
+                fix = Fix.safe("add `--kill-on-bad-exit=1` to the srun", edit)
             count = f"{g.ntasks.value} tasks" if g.ntasks.value is not None else "several tasks"
             yield self.report(
                 script,
