@@ -12,7 +12,7 @@ from typing import Dict, Iterator, List, Optional, Sequence
 from .. import options as option_table
 from ..cluster.profile import in_settings
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model import logs, placeholders
+from ..model import logs, placeholders, placement
 from ..model.header import Directive
 from ..registry import register
 from ..source import Span
@@ -645,6 +645,7 @@ class ContainerOptionInHeader(Rule):
 
     def _fix(self, script, moved: Sequence[Directive], steps, keeps_header: bool) -> Optional[Fix]:
         insertions: Dict[int, List[str]] = {}
+        places: Dict[int, tuple] = {}
         for directive in moved:
             if directive.truncated_at is not None:
                 return None
@@ -661,9 +662,11 @@ class ContainerOptionInHeader(Rule):
                 if rendered is None:
                     return None
                 texts = insertions.setdefault(offset, [])
+                places.setdefault(offset, (step, quote))
                 if rendered not in texts:
                     texts.append(rendered)
-        edits = [Edit.insert(offset, "".join(" " + t for t in texts)) for offset, texts in insertions.items()]
+        edits = [placement.add_step_options(script, places[offset][0], texts, offset, places[offset][1])
+                 for offset, texts in insertions.items()]
         if not keeps_header:
             edits.extend(Edit.delete(span) for span in script.header.removal_spans(moved))
         names = ", ".join(f"`--{d.name}`" for d in moved)
