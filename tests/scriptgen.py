@@ -166,9 +166,10 @@ class _Gen:
         cpus = None
         if self.chance(0.6):
             budget = 16 // max(tpn, 1) if self.runnable else 96 // max(tpn, 1)
-            cpus = max(1, min(budget, rng.choice([1, 2, 4, 8, 12])))
+            cpus = max(1, min(budget, rng.choice([1, 2, 4] if self.runnable else [1, 2, 4, 8, 12])))
         gpu_form = rng.choice(["gpus-per-node", "gpus-per-node", "gres", "gpus-per-task", "none"])
-        if gpu_form == "gpus-per-task" and tpn * 1 > gpus:
+        if gpu_form == "gpus-per-task" and (tpn > gpus or mode == "none"):
+            # sbatch refuses --gpus-per-task without a task count
             gpu_form = "gpus-per-node"
         exclusive = self.chance(0.3)
         self.job = dict(nodes=nodes, tpn=tpn if (mode != "ntasks" or nodes == 1) else None, ntasks=nodes * tpn,
@@ -293,10 +294,10 @@ class _Gen:
         scripts: a step asking for more than the job holds on a node waits for ever)."""
         job = self.job
         if job["exclusive"]:
-            return per * 1 <= 16
+            return per * (job["cpus"] or 1) <= 16  # SRUN_CPUS_PER_TASK may pass the job's CPUs on
         if job["mode"] == "ntasks" and job["nodes"] > 1:
             return per <= 1  # the job's tasks may be packed unevenly: some node may hold one
-        return per <= job["raw_tpn"] * (job["cpus"] or 1)
+        return per <= job["raw_tpn"]
 
     def container_options(self) -> List[str]:
         opts = ['--container-image="$IMAGE"', '--container-mounts="$MOUNTS"']
