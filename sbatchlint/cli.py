@@ -1,5 +1,5 @@
-"""The ``sbatchlint`` command: ``check`` (the default), ``rules``, ``explain``, ``diagnose``, ``convert``,
-``profile``."""
+"""The ``sbatchlint`` command: ``check`` (the default), ``plan``, ``rules``, ``explain``, ``diagnose``,
+``convert``, ``profile``."""
 from __future__ import annotations
 
 import os
@@ -299,6 +299,53 @@ def profile_command(output, print_only) -> None:
     except CommandError as err:
         click.echo(f"sbatchlint: error: {err}", err=True)
         sys.exit(EXIT_ERROR)
+
+
+@main.command("plan")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--sbatch-args", metavar="ARGS", default="", help='Options given to sbatch at submission ("-N 4 -p debug"): they override the header.')
+@click.option("--env", "use_env", is_flag=True, help="Apply the SBATCH_* variables of this environment, as sbatch does.")
+@click.option("--no-findings", is_flag=True, help="Leave out the findings of `check`.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this configuration file.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("--stdin-filename", metavar="PATH", help="The name of the file read from '-' (stdin).")
+def plan_command(path, output_format, sbatch_args, use_env, no_findings, config_path, isolated, stdin_filename) -> None:
+    """Show what the job will run: the effective header, and per step the nodes, tasks,
+    processes, world size, GPUs, environment crossing into the tasks and containers."""
+    import shlex
+
+    from . import registry
+    from .config import ConfigError
+    from .plan import Planner, render_json, render_text
+    from .redaction import RedactingStream, text_scan, values
+    from .runner import CommandLine, Resolver
+    from .secrets import found_in
+    from .source import InputError, Source
+
+    try:
+        words = shlex.split(sbatch_args)
+    except ValueError as err:
+        raise click.UsageError(f"--sbatch-args: {err}")
+    try:
+        if path == "-":
+            source = Source.checked(sys.stdin.buffer.read(), stdin_filename or "-")
+        else:
+            source = Source.read(path)
+        known = [rule.code for rule in registry.all_rules()]
+        options = Resolver(CommandLine([], [], [], config_path, isolated), known).options_for(
+            stdin_filename or path if path == "-" else path)
+    except (InputError, ConfigError) as err:
+        click.echo(f"sbatchlint: error: {err}", err=True)
+        sys.exit(EXIT_ERROR)
+    env = {k: v for k, v in os.environ.items() if k.startswith("SBATCH_")} if use_env else {}
+    planner = Planner(source, options.settings, words, env, findings=not no_findings, options=options)
+    out = RedactingStream(sys.stdout)
+    out.remember(values(source, text_scan(source)))
+    out.remember(values(planner.source, found_in(planner.script)))
+    document = planner.build()
+    out.write(render_json(document) if output_format == "json" else render_text(document))
+    out.flush()
 
 
 @main.command("convert")
