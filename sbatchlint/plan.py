@@ -28,7 +28,8 @@ The JSON document (``--output-format json``), schema ``sbatchlint-plan/1``::
      "unknown": {"count": int, "fields": int}}
 
 ``F`` is a field: its value (a number, a string, or null when not set at all), or
-``{"unknown": REASON}`` with one of the reason codes in ``REASONS``. A plan never guesses.
+``{"unknown": REASON}`` with one of the reason codes in ``REASONS`` (``branches-differ`` adds
+``"alternatives"``: the values the alternatives give). A plan never guesses.
 """
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def unknown(reason: str) -> Dict[str, str]:
 
 
 def is_unknown(field: Any) -> bool:
-    return isinstance(field, dict) and set(field) == {"unknown"}
+    return isinstance(field, dict) and "unknown" in field
 
 
 # -- submission-time options ---------------------------------------------------------------------
@@ -355,7 +356,9 @@ class Planner:
             if not value.known:
                 return unknown("run-time")
             texts.add(value.text)
-        return texts.pop() if len(texts) == 1 else unknown("branches-differ")
+        if len(texts) == 1:
+            return texts.pop()
+        return {"unknown": "branches-differ", "alternatives": [v.text for v in found]}
 
     def _container(self, step) -> Optional[dict]:
         from .model.containers import containers, option_value
@@ -516,6 +519,8 @@ def count_unknowns(document: Any) -> Tuple[int, int]:
 # -- text ------------------------------------------------------------------------------------------
 def show(field: Any) -> str:
     if is_unknown(field):
+        if field.get("alternatives"):
+            return "one of " + " | ".join(dict.fromkeys(field["alternatives"])) + f" ({field['unknown']})"
         return f"unknown ({field['unknown']})"
     if field is None:
         return "-"

@@ -61,7 +61,7 @@ def test_the_job_and_a_torchrun_step_in_a_loop():
     assert env[("SLURM_NODEID", "task")] == "(per task)"
     assert env[("SLURM_JOB_NUM_NODES", "task")] == 2
     assert env[("MASTER_ADDR", "batch")] == {"unknown": "run-time"}  # a command's output
-    assert env[("LR", "batch")] == {"unknown": "branches-differ"}  # one value per iteration
+    assert env[("LR", "batch")] == {"unknown": "branches-differ", "alternatives": ["1e-4", "3e-4"]}  # one per iteration
     container = step["container"]
     assert container["image"] == "nvcr.io/nvidia/pytorch:25.01-py3"
     assert container["mounts"] == ["/lustre:/lustre"]
@@ -175,3 +175,16 @@ def test_a_secret_value_never_appears(tmp_path):
         result = CliRunner().invoke(main, ["plan", str(job), "--output-format", fmt])
         assert result.exit_code == 0, result.output
         assert token not in result.output
+
+
+def test_the_readme_example_is_what_plan_prints(root, tmp_path):
+    import re
+
+    readme = open(f"{root}/README.md", encoding="utf-8").read()
+    section = readme[readme.index("### Planning a job"):]
+    script = re.search(r"For this script:\n\n```bash\n(.*?)```", section, re.S).group(1)
+    shown = re.search(r"the plan reads:\n\n```\n(.*?)```", section, re.S).group(1)
+    job = tmp_path / "pretrain.sbatch"
+    job.write_text(script)
+    result = CliRunner().invoke(main, ["plan", str(job)])
+    assert result.output.replace(str(job), "pretrain.sbatch") == shown

@@ -94,7 +94,7 @@ def test_sbatchlint_never_crashes_on_generated_scripts():
 def test_safe_fixes_reach_their_fixed_point_in_one_run(unsafe):
     """``fix(fix(x)) == fix(x)``, and the fixed script is still valid bash."""
     failures = []
-    for job in scriptgen.corpus(60, seed=3000):
+    for job in scriptgen.corpus(30, seed=3000):
         once = fix(Source(job.data, "job.sh"), ALL, unsafe=unsafe)
         twice = fix(Source(once.data, "job.sh"), ALL, unsafe=unsafe)
         if twice.data != once.data:
