@@ -25,6 +25,7 @@ from ..model.containers import (
     option_value,
     site_span,
 )
+from ..model import placement
 from ..model.geometry import geometry
 from ..model.workload import Run
 from ..model.steps import Command, Step, StepOption
@@ -61,44 +62,8 @@ TRIVIAL_PROGRAMS = frozenset(
 
 
 # -- editing helpers -----------------------------------------------------------------------------
-BLOCK_PARENTS = frozenset(
-    ("program", "compound_statement", "do_group", "else_clause", "case_item", "subshell", "if_statement", "elif_clause")
-)
-
-
-def statement_line(script, step: Step) -> Optional[Tuple[int, str]]:
-    """Where a new line can go right before the statement that runs a step, and its indentation.
-
-    Only when the step is a statement of its own that starts its line (possibly piped or
-    redirected): a line inserted before ``a && srun …`` or a continuation line would change
-    what runs.
-    """
-    node = step.command.node
-    while node.parent is not None and node.parent.type in ("redirected_statement", "pipeline", "negated_command"):
-        if node.parent.children[0] != node and node.parent.type != "redirected_statement":
-            return None
-        if node.parent.type == "redirected_statement" and node.parent.children[0] != node:
-            return None
-        node = node.parent
-    parent = node.parent
-    if parent is None or parent.type not in BLOCK_PARENTS:
-        return None
-    if parent.type in ("if_statement", "elif_clause"):
-        then = next((c for c in parent.children if c.type == "then"), None)
-        if then is None or node.start_byte < then.end_byte:
-            return None
-    data = script.data
-    line_start = data.rfind(b"\n", 0, node.start_byte) + 1
-    before = data[line_start : node.start_byte]
-    if before.strip(b" \t"):
-        return None
-    # the previous line must not continue into this one
-    previous_end = line_start - 1
-    if previous_end > 0:
-        previous = data[data.rfind(b"\n", 0, previous_end) + 1 : previous_end].rstrip(b"\r")
-        if previous.endswith(b"\\"):
-            return None
-    return line_start, before.decode("utf-8", "replace")
+# A new line before the statement that runs a step: model/placement.py places shell edits.
+statement_line = placement.statement_start
 
 
 def quote_context(script, offset: int) -> str:
