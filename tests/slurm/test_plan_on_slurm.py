@@ -2,7 +2,7 @@
 
 The shared generator (tests/scriptgen.py) writes runnable job scripts whose values are all
 literal; each is planned, then submitted with a tiny payload as every entry point. The payload
-prints, per process, its host, SLURM_PROCID, SLURM_LOCALID, the step's task count, torchrun's
+writes, per process, its host, SLURM_PROCID, SLURM_LOCALID, the step's task count, torchrun's
 RANK/WORLD_SIZE where torchrun runs it, and how many GPUs CUDA_VISIBLE_DEVICES lists. Which
 ``srun`` of the script started a step is recorded by an ``srun`` shell function that the batch
 shell reads from BASH_ENV (it prints the line of the call, then runs the real srun), so the
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -36,15 +35,17 @@ pytestmark = pytest.mark.slurm
 SCRIPTS = int(os.environ.get("SBATCHLINT_PLAN_SCRIPTS", "24"))
 SEED = int(os.environ.get("SBATCHLINT_PLAN_SEED", "0"))
 
+# Each process writes its own file (lines of several tasks printed through srun may interleave).
 PAYLOAD = """\
 import os
 e = os.environ
 cvd = e.get("CUDA_VISIBLE_DEVICES")
 gpus = len([d for d in cvd.split(",") if d]) if cvd is not None else "unset"
-print("PROC step=%s host=%s procid=%s localid=%s ntasks=%s rank=%s world=%s gpus=%s" % (
+line = "PROC step=%s host=%s procid=%s localid=%s ntasks=%s rank=%s world=%s gpus=%s\\n" % (
     e.get("SLURM_STEP_ID"), e.get("SLURMD_NODENAME"), e.get("SLURM_PROCID"), e.get("SLURM_LOCALID"),
-    e.get("SLURM_STEP_NUM_TASKS", e.get("SLURM_NTASKS")), e.get("RANK", "-"), e.get("WORLD_SIZE", "-"), gpus),
-    flush=True)
+    e.get("SLURM_STEP_NUM_TASKS", e.get("SLURM_NTASKS")), e.get("RANK", "-"), e.get("WORLD_SIZE", "-"), gpus)
+with open(os.path.join(e["SBL_RESULTS"], "%s.%s.%d" % (e.get("SLURM_STEP_ID"), e.get("SLURM_PROCID"), os.getpid())), "w") as out:
+    out.write(line)
 """
 
 # Read by the batch shell (BASH_ENV): number every srun call and print the line it is on.
@@ -115,7 +116,9 @@ def test_plan_matches_what_runs(slurm, tmp_path):
             path.write_text(PAYLOAD)
         script = slurm.script(job.text, f"gen{job.seed}.sbatch")
         plan = Planner(Source(job.data, script.name), findings=False).build()
-        jobs.append((job, plan, slurm.submit(script, env=env)))
+        results = tmp_path / "results" / str(job.seed)
+        results.mkdir(parents=True)
+        jobs.append((job, plan, slurm.submit(script, env={**env, "SBL_RESULTS": str(results)})))
 
     compared = unknown = 0
     disagreements = []
@@ -132,7 +135,9 @@ def test_plan_matches_what_runs(slurm, tmp_path):
             failed.append((job.seed, info.state, out[-2000:]))
             continue
         procs = defaultdict(list)
-        for row in parse_lines(out, "PROC"):
+        results = tmp_path / "results" / str(job.seed)
+        text = "".join(path.read_text() for path in sorted(results.iterdir()))
+        for row in parse_lines(text, "PROC"):
             procs[row["step"]].append(row)
         for call in parse_lines(out, "STEP"):
             line = int(call["line"])
