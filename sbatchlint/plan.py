@@ -51,11 +51,14 @@ REASONS = {
     "not-exported": "a plain shell variable: the tasks do not see it",
 }
 
-# srun and torchrun set these in every task or worker: their value is per task by design.
-PER_TASK = frozenset({
-    "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURMD_NODENAME", "SLURM_STEP_ID", "SLURM_TASK_PID",
-    "RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES",
-})
+
+
+def per_task(name: str) -> bool:
+    """Slurm or the launcher gives each task (or node, or worker) its own value."""
+    from .model import variables
+
+    return variables.scope_of(name) in variables.TASK_EXPANDS_SCOPES
+
 
 PER_TASK_VALUE = "(per task)"
 EXPANSION = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
@@ -314,7 +317,7 @@ class Planner:
                 known = job_values(job_geometry(self.script), geometry(self.script, step))
                 if entry.name in known:
                     value: Any = known[entry.name]
-                elif entry.name in PER_TASK:
+                elif per_task(entry.name):
                     value = PER_TASK_VALUE  # known: each task its own, which is the point
                 elif entry.name.startswith("SLURM_"):
                     value = unknown("run-time")
@@ -346,7 +349,7 @@ class Planner:
         known = job_values(job_geometry(self.script), job_geometry(self.script))
         if name in known and name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_NTASKS", "SLURM_NPROCS"):
             return known[name]  # the batch shell sees the job's values
-        if name.startswith("SLURM_") or name in PER_TASK:
+        if name.startswith("SLURM_") or per_task(name):
             return unknown("run-time")
         found = self.script.values.lookup(name, step.command.node.start_byte)
         if not found:
