@@ -37,6 +37,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from . import options as opt
 from .model.geometry import Quantity, geometry, job_geometry
 from .source import Source
 
@@ -65,11 +66,10 @@ EXPANSION = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 # SBATCH_* input variables sbatch reads (they override the script, the command line overrides them).
 SBATCH_ENV = {
-    "SBATCH_ACCOUNT": "account", "SBATCH_PARTITION": "partition", "SBATCH_TIMELIMIT": "time",
-    "SBATCH_GRES": "gres", "SBATCH_GPUS": "gpus", "SBATCH_GPUS_PER_NODE": "gpus-per-node",
-    "SBATCH_GPUS_PER_TASK": "gpus-per-task", "SBATCH_EXCLUSIVE": "exclusive", "SBATCH_JOB_NAME": "job-name",
-    "SBATCH_QOS": "qos", "SBATCH_RESERVATION": "reservation", "SBATCH_CONSTRAINT": "constraint",
-    "SBATCH_MEM_PER_NODE": "mem", "SBATCH_MEM_PER_GPU": "mem-per-gpu", "SBATCH_CPUS_PER_GPU": "cpus-per-gpu",
+    "SBATCH_ACCOUNT": opt.ACCOUNT, "SBATCH_PARTITION": opt.PARTITION, "SBATCH_TIMELIMIT": opt.TIME,
+    "SBATCH_GRES": opt.GRES, "SBATCH_GPUS": opt.GPUS, "SBATCH_GPUS_PER_NODE": opt.GPUS_PER_NODE,
+    "SBATCH_GPUS_PER_TASK": opt.GPUS_PER_TASK, "SBATCH_EXCLUSIVE": opt.EXCLUSIVE, "SBATCH_JOB_NAME": opt.JOB_NAME,
+    "SBATCH_MEM_PER_NODE": opt.MEM, "SBATCH_CPUS_PER_GPU": opt.CPUS_PER_GPU,
 }
 
 
@@ -91,7 +91,7 @@ def submission_lines(sbatch_args: Sequence[str], env: Dict[str, str]) -> List[Tu
         if option is None:
             continue
         value = env[name]
-        out.append((name, f"--{option}" if option == "exclusive" and not value else f"--{option}={value}"))
+        out.append((name, f"--{option}" if option == opt.EXCLUSIVE and not value else f"--{option}={value}"))
     for word in sbatch_args:
         out.append(("--sbatch-args", word))
     return out
@@ -193,7 +193,7 @@ class Planner:
                 status = "effective"
             directives.append({"line": self.origin_line(directive.line), "option": directive.written,
                                "value": directive.value, "status": status})
-        name = self._directive_value("job-name")
+        name = self._directive_value(opt.JOB_NAME)
         return {
             "directives": directives,
             "nodes": quantity(job.nodes, job),
@@ -201,11 +201,11 @@ class Planner:
             "tasks_per_node": quantity(job.tasks_per_node, job, total=job.ntasks, nodes=job.nodes),
             "gpus_per_node": quantity(job.gpus_per_node, job, absent=0),
             "cpus_per_task": quantity(job.job_cpus_per_task, job, absent=1),
-            "time": self._directive_value("time"),
+            "time": self._directive_value(opt.TIME),
             "job_name": name,
-            "output": self._path("output", name),
-            "error": self._path("error", name),
-            "exclusive": header.winning("exclusive") is not None,
+            "output": self._path(opt.OUTPUT, name),
+            "error": self._path(opt.ERROR, name),
+            "exclusive": header.winning(opt.EXCLUSIVE) is not None,
         }
 
     def _directive_value(self, name: str) -> Any:
@@ -215,7 +215,7 @@ class Planner:
     def _path(self, name: str, job_name: Any) -> Any:
         value = self._directive_value(name)
         if value is None:
-            return "slurm-{job id}.out" if name == "output" else None
+            return "slurm-{job id}.out" if name == opt.OUTPUT else None
         replacements = {"%j": "{job id}", "%A": "{array job id}", "%a": "{array index}", "%N": "{first node}",
                         "%u": "{user}", "%%": "%"}
         replacements["%x"] = job_name if isinstance(job_name, str) else "{job name}"
@@ -236,7 +236,7 @@ class Planner:
             "tasks_per_node": quantity(g.tasks_per_node, g, total=g.ntasks, nodes=g.nodes),
             "cpus_per_task": quantity(g.cpus_per_task, g, absent=1),
             "gpus_per_task_visible": self._visible_gpus(step, g),
-            "kill_on_bad_exit": step.has("kill-on-bad-exit") or script.values.is_exported("SLURM_KILL_BAD_EXIT"),
+            "kill_on_bad_exit": step.has(opt.KILL_ON_BAD_EXIT) or script.values.is_exported("SLURM_KILL_BAD_EXIT"),
         }
         out.update(self._launch(step, g))
         out["environment"] = self._environment(step)
