@@ -8,6 +8,7 @@ from .diagnostics import Applicability, Diagnostic, Edit, Fix
 from .source import Source
 
 MAX_PASSES = 12
+MAX_GROWTH = 4  # a fixed file this many times its size (plus 64 KiB) is a runaway, not a fix
 
 
 def apply_edits(source: Source, edits: Sequence[Edit]) -> bytes:
@@ -88,7 +89,11 @@ def fix_to_fixed_point(
             return FixResult(current.data, applied, passes, True, rejected)
         applied += len(chosen)
         current = Source(data, source.path)
-    return FixResult(current.data, applied, MAX_PASSES, False, rejected)
+        if len(data) > MAX_GROWTH * len(source.data) + 65536:
+            break  # fixes that feed themselves: stop before the file balloons
+    # Fixes that never settle are a rule's bug (a fix whose text the rule reports again): their
+    # half-way result is not what anybody meant, so nothing is applied.
+    return FixResult(source.data, 0, MAX_PASSES, False, rejected)
 
 
 def _key(diagnostic: Diagnostic):

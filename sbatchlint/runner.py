@@ -140,7 +140,10 @@ def run_job(job: Job) -> FileResult:
             return result
         if job.apply or job.diff:
             outcome = run_fix(source, job.options, unsafe=job.unsafe, failures=failures)  # lets the model go
-            if outcome.data != source.data:
+            if not outcome.converged:
+                problems.append(("internal", f"{job.display}: internal error: the fixes did not settle after "
+                                 f"{outcome.passes} passes, so none was applied"))
+            if outcome.converged and outcome.data != source.data:
                 if job.diff:
                     result.diff = unified_diff(source, outcome.data, result)
                 else:

@@ -1189,6 +1189,11 @@ def _warmup(script, analysis: Containers, step: Step, sync: UvSync) -> Optional[
                 continue
             seen.add(word.span)
             parts.append(data[word.span.start : word.span.end].decode("utf-8", "replace"))
+    counts = (option_table.NODES, option_table.NTASKS, option_table.NTASKS_PER_NODE, option_table.NTASKS_PER_GPU)
+    if any(o.name in counts and any(w.span in seen for w in o.words) for o in step.options):
+        # the copied words may hold the step's own node and task counts, and srun takes the last
+        # value given: the one-task counts go after them, or the sync step runs every task again
+        parts = [srun_text] + parts[3:] + ["--nodes=1", "--ntasks=1"]
     uv = ["uv", "sync"]
     if sync.unknown:
         return None
