@@ -83,7 +83,8 @@ def test_train_cmd_string_sbl103_fix(slurm):
         """)
     assert [d.code for d in lint_text(original, ["SBL103"])] == ["SBL103"]
     fixed = fix_text(original, ["SBL103"])
-    assert "--nnodes=\\${SLURM_JOB_NUM_NODES} --node_rank=\\${SLURM_NODEID}" in fixed
+    # the launcher's options are written one continued line each: the fix follows that layout
+    assert "  --nnodes=\\${SLURM_JOB_NUM_NODES} \\\n  --node_rank=\\${SLURM_NODEID} \\\n" in fixed
     info, out = slurm.run(slurm.script(fixed, "fixed.sbatch"), timeout=150)
     assert info.ok, (info, out)
     results = parse_lines(out, "RESULT")
