@@ -337,12 +337,75 @@ def test_stale_experiment_dir_fix_without_a_container_uses_the_batch_directory()
 def test_fine_tuning_detection():
     base = HEADER.replace("export NEMO_HOME=/lustre/fsw/alice/cache/nemo\n", "") + STEP
     recipe = "python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config"
-    assert "SBL303" not in codes(base + recipe + "\n")
-    assert "SBL303" in codes(base + recipe + " --peft lora\n")
-    assert "SBL303" in codes(base + recipe + " peft=lora\n")
-    assert "SBL303" not in codes(base + recipe + " --peft_scheme none\n")
-    assert "SBL303" in codes(base + recipe + " dataset.packed_sequence_specs.packed_sequence_size=4096\n")
-    assert "SBL303" in codes(base + "python scripts/training/run_recipe.py --mode finetune --recipe x\n")
+    packed = " dataset.enable_offline_packing=true\n"
+    assert "SBL303" not in codes(base + recipe + packed)
+    assert "SBL303" in codes(base + recipe + " --peft lora" + packed)
+    assert "SBL303" in codes(base + recipe + " peft=lora" + packed)
+    assert "SBL303" not in codes(base + recipe + " --peft_scheme none" + packed)
+    assert "SBL303" in codes(base + "python scripts/training/run_recipe.py --mode finetune --recipe x" + packed)
+
+
+def test_nemo_home_only_matters_for_data_prepared_under_it():
+    """SBL303 needs a sign that packed data is prepared under NEMO_HOME, not just an SFT recipe."""
+    base = HEADER.replace("export NEMO_HOME=/lustre/fsw/alice/cache/nemo\n", "") + STEP
+    sft = "python scripts/training/run_recipe.py --recipe llama3_8b_sft_config"
+    assert "SBL303" not in codes(base + sft + "\n")
+    assert "SBL303" not in codes(base + sft + " dataset.enable_in_batch_packing=true\n")
+    assert "SBL303" not in codes(base + sft + " dataset.packed_sequence_specs.packed_sequence_size=-1\n")
+    assert "SBL303" not in codes(base + sft + " dataset.enable_offline_packing=false dataset.offline_packing_specs.packed_sequence_size=4096\n")
+    for signal in (
+        " dataset.packed_sequence_specs.packed_sequence_size=4096",
+        " dataset.enable_offline_packing=true",
+        " --packed-sequence",
+        " pack_sequences=true",
+        " model.seq_packing=True",
+    ):
+        (diagnostic,) = [d for d in found(base + sft + signal + "\n") if d.code == "SBL303"]
+        assert signal.strip() in diagnostic.message
+    packed_file = " dataset.packed_train_data_path=/lustre/fsw/alice/data/packed_4096.npy\n"
+    (diagnostic,) = [d for d in found(base + sft + packed_file) if d.code == "SBL303"]
+    assert "a packed dataset file" in diagnostic.message
+    packing_recipe = base + "python scripts/training/run_recipe.py --recipe llama3_8b_sft_packed_config\n"
+    (diagnostic,) = [d for d in found(packing_recipe) if d.code == "SBL303"]
+    assert "the packing recipe `llama3_8b_sft_packed_config`" in diagnostic.message
+    # the submitter's NEMO_HOME passed through: the submitter knows where it is
+    assert "SBL303" not in codes(base.replace("export HF_HOME", "export NEMO_HOME\nexport HF_HOME") + sft + " --packed-sequence\n")
+    assert "SBL303" not in codes(
+        base.replace("export HF_HOME", '[ -n "${NEMO_HOME:-}" ] && export NEMO_HOME\nexport HF_HOME') + sft + " --packed-sequence\n"
+    )
+
+
+def test_unpacked_sft_fixture_has_no_nemo_home_finding():
+    assert codes(fixture("bridge_sft_unpacked.sh")) == []
+    # the same job with the packing prepared offline: its overrides live in a variable
+    packed = fixture("bridge_sft_unpacked.sh").replace("enable_in_batch_packing", "enable_offline_packing")
+    (diagnostic,) = found(packed)
+    assert diagnostic.code == "SBL303" and "`dataset.enable_offline_packing=true`" in diagnostic.message
+
+
+def test_a_packing_step_in_the_job_puts_the_packed_files_under_nemo_home():
+    (diagnostic,) = found(fixture("bridge_sft_prepared_packing.sh"))
+    assert diagnostic.code == "SBL303"
+    assert "the packing step `prepare_packed_sequences.py`" in diagnostic.message
+    fixed = fix_text(fixture("bridge_sft_prepared_packing.sh"), ["SBL303"], unsafe=True)
+    assert 'export HF_HOME=$WORK/cache/huggingface\nexport NEMO_HOME="$WORK/cache/nemo"\n' in fixed
+    assert codes(fixed) == []
+
+
+def test_self_contained_images_need_no_mounts():
+    """SBL306: a benchmark or a program the image carries, with no host path, needs no mount."""
+    text = fixture("benchmark_images_without_mounts.sbatch")
+    assert "SBL306" not in codes(text)
+    # the same programs once the step uses the shared filesystem
+    shared = text.replace("all_reduce_perf -b 8", "all_reduce_perf -o /lustre/fsw/alice/nccl.json -b 8")
+    (diagnostic,) = [d for d in found(shared) if d.code == "SBL306"]
+    assert at(shared, diagnostic) == "--container-image=registry.example.org/perf/nccl-tests:2.13"
+    # a stock framework image carries no program of the user's: a relative script is the user's file
+    stock = text.replace("./moe-dispatch.sqsh torchrun", "nvcr.io/nvidia/pytorch:25.01-py3 torchrun")
+    assert [d.code for d in found(stock)] == ["SBL306"]
+    # a program on the shared filesystem lives on the host
+    host = HEADER + "srun --container-image=./fabric-probe.sqsh /lustre/fsw/alice/bin/put_latency\n"
+    assert codes(host) == ["SBL306"]
 
 
 def test_cache_not_exported_is_fixed_by_exporting():

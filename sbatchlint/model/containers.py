@@ -96,6 +96,24 @@ STEP_ENVIRONMENT_OPTIONS = ("export", "chdir")
 
 _NAME = lazy(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 
+# Benchmark and monitoring programs that come in their own images (NCCL tests, perftest, OSU
+# micro-benchmarks, nvbandwidth, gpu-burn): a step that runs one needs nothing from the host.
+BENCHMARK_PROGRAMS = frozenset(
+    {
+        "all_reduce_perf", "all_gather_perf", "alltoall_perf", "broadcast_perf", "reduce_perf",
+        "reduce_scatter_perf", "sendrecv_perf", "gather_perf", "scatter_perf", "hypercube_perf",
+        "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat",
+        "osu_latency", "osu_bw", "osu_bibw", "osu_allreduce", "osu_alltoall", "nvbandwidth",
+        "gpu_burn", "gpu-burn", "dcgmi", "dcgmproftester12", "nvidia-smi",
+    }
+)
+# Stock framework and base images: they carry no program of the user's, so a relative entry point
+# or a module in such an image is the user's own file, left on the host.
+STOCK_IMAGE = lazy(
+    r"(^|[/#])(nvidia/)?(pytorch|nemo|cuda|tensorflow|jax|ubuntu|debian|python|rockylinux|centos)([:/_.\-]|$)",
+    re.IGNORECASE,
+)
+
 
 # -- paths ---------------------------------------------------------------------------------------
 _NORMALIZED: Dict[str, str] = {}
@@ -535,6 +553,51 @@ class Containers:
         if container.mounted(path) is None:
             return False  # unknown mounts may cover it
         return _is_local(path.directory) or container.containerized
+
+    # -- self-contained steps -------------------------------------------------------------------
+    def program_in_image(self, container: StepContainer) -> Optional[str]:
+        """Why a step runs a program that lives in its image and uses no host path, or None.
+
+        The step uses no host path: none of its paths (working directory, arguments, caches) is
+        shared or in the home directory. Its program lives in the image: a known benchmark
+        (``all_reduce_perf``), an absolute path not on the shared filesystem
+        (``/opt/bench/bin/run``, ``python /opt/app/serve.py``), or, in an image that is not a
+        stock framework or base image (``./bench.sqsh``, ``registry/team/bench:1``), a module or
+        a relative script (the container starts outside any host directory when nothing is
+        mounted)."""
+        step = container.step
+        for use in self.paths_for(step):
+            path = use.path
+            if path.home or (path.absolute and (not path.complete or self.is_shared(path))):
+                return None
+        if container.workdir is not None and container.workdir_path is None:
+            return None
+        image = container.image.value if container.image is not None else None
+        own_image = image is not None and container.image.value_known and not STOCK_IMAGE.search(image)
+        reason: Optional[str] = None
+        for command in step.task_commands:
+            argv = command.argv
+            if command.begin >= len(argv) or not argv[command.begin].known:
+                return None
+            program = argv[command.begin].text
+            base = posixpath.basename(program)
+            if base in BENCHMARK_PROGRAMS:
+                reason = reason or f"the benchmark `{base}`"
+            elif program.startswith("/") and not self.is_shared(PathValue.literal(program)):
+                reason = reason or f"`{program}` from the image"
+        for launch in self.script.launches:
+            entry = launch.entry
+            if launch.step is not step or entry is None or not entry.known:
+                continue
+            if entry.kind == "script" and entry.name.startswith("/"):
+                if self.is_shared(PathValue.literal(entry.name)):
+                    return None
+                reason = reason or f"`{entry.name}` from the image"
+            elif entry.kind in ("script", "module") and own_image:
+                reason = reason or f"`{entry.name}` from the image `{image}`"
+            elif entry.kind in ("script", "module"):
+                return None  # a stock image: the user's own entry point, left on the host
+        return reason
 
     # -- environment of a task ------------------------------------------------------------------
     def task_env(self, step: Step, name: str) -> EnvSetting:

@@ -189,6 +189,27 @@ class Run:
         return any(SAVE.match(w.text) for w in self.args)
 
     @property
+    def prepared_data(self) -> Optional[str]:
+        """Why the run reads data prepared under ``NEMO_HOME`` (packed sequences), or None: see
+        ``packing_signal``; a packing recipe or entry point counts as well."""
+        words = [w.text for w in self.args]
+        signal = packing_signal(words)
+        if signal is not None:
+            return signal
+        for index, text in enumerate(words):
+            name, eq, value = text.partition("=")
+            if name.lstrip("-").replace("-", "_") not in ("recipe", "config_name") or not name.startswith("-"):
+                continue
+            if not eq:
+                value = words[index + 1] if index + 1 < len(words) else ""
+            if PACKING_NAME.search(value):
+                return f"the packing recipe `{value}`"
+        base = posixpath.basename(self.path)
+        if PACKING_NAME.search(base):
+            return f"`{base}`"
+        return None
+
+    @property
     def fine_tuning(self) -> Optional[str]:
         """Why the run is a fine-tuning run (SFT, PEFT, packed sequences), or None."""
         words = [w.text for w in self.words]
@@ -218,6 +239,71 @@ class Run:
             if re.search(r"packed_sequence|pack_sequence|^--?packed", name) and value not in NONE_VALUES and value != "-1":
                 return "packed sequences"
         return None
+
+
+# -- data that a run prepares under NEMO_HOME -------------------------------------------------------
+# The signals that a fine-tuning run reads or writes data prepared under ``NEMO_HOME`` (packed
+# sequences as ``.npy`` files), which every node must then see:
+# - a packed-sequence option or override set to a value other than off (``--packed-sequence``,
+#   ``packed_sequence_specs.packed_sequence_size=4096``, ``dataset.enable_offline_packing=true``,
+#   ``pack_sequences=true``, ``seq_packing=true``, ``packed_train_data_path=…``);
+# - a packed dataset file as a value (``…/packed_4096.npy``);
+# - a packing recipe or entry point (``--recipe llama3_8b_sft_packed_config``, ``finetune_packed.py``);
+# - a packing preparation step anywhere in the job (``prepare_packed_sequences.py``,
+#   ``prepare_packed_data``).
+# In-batch packing (``dataset.enable_in_batch_packing=true``) packs each batch in memory from the
+# dataset as loaded and prepares nothing under ``NEMO_HOME``; an explicit off (``=false``, ``-1``)
+# wins over the other overrides.
+PACKING_KEY = lazy(r"packed|pack_sequences?|seq(uence)?_packing|offline_packing", re.IGNORECASE)
+IN_BATCH_PACKING = lazy(r"in_batch", re.IGNORECASE)
+PACKED_FILE = lazy(r"packed[^/]*\.npy$", re.IGNORECASE)
+PACKING_NAME = lazy(r"(^|[_\-])packed([_\-.]|$)", re.IGNORECASE)
+PREPARE_PACKED = lazy(r"prepare\w*pack", re.IGNORECASE)
+OFF_VALUES = NONE_VALUES | {"-1"}
+
+
+def packing_signal(words: List[str]) -> Optional[str]:
+    """Why these arguments use packed sequences prepared ahead of training, or None."""
+    found: Optional[str] = None
+    for index, text in enumerate(words):
+        name, eq, value = text.partition("=")
+        if PACKED_FILE.search(value if eq else text):
+            found = found or "a packed dataset file"
+            continue
+        if not PACKING_KEY.search(name) or IN_BATCH_PACKING.search(name):
+            continue
+        if not eq:
+            if not name.startswith("-"):
+                continue
+            nxt = words[index + 1] if index + 1 < len(words) else ""
+            value = "" if nxt.startswith("-") else nxt
+        if value in OFF_VALUES:
+            return None  # packing switched off explicitly
+        found = found or (f"`{text}`" if eq or not value else f"`{text} {value}`")
+    return found
+
+
+def prepares_packed_data(script: "Script") -> Optional[str]:
+    """A command of the job that prepares packed sequences (``prepare_packed_sequences.py``), or a
+    packing override the script collects in a variable before passing it on; else None."""
+    commands = list(script.commands)
+    for step in script.steps:
+        commands.extend(step.task_commands)
+    for command in commands:
+        for word in command.argv:
+            if word.known and PREPARE_PACKED.search(posixpath.basename(word.text)):
+                return f"the packing step `{posixpath.basename(word.text)}`"
+    # overrides collected in a variable first (``OVERRIDES="… dataset.enable_offline_packing=true"``)
+    for assignments in script.values.assignments.values():
+        for assignment in assignments:
+            node = assignment.value_node
+            if assignment.kind not in ("assign", "append") or node is None:
+                continue
+            text = script.data[node.start_byte : node.end_byte].decode("utf-8", "replace").strip("\"'")
+            signal = packing_signal(text.replace("\\\n", " ").split())
+            if signal is not None:
+                return signal
+    return None
 
 
 def runs(script: "Script") -> List[Run]:

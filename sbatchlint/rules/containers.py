@@ -27,7 +27,7 @@ from ..model.containers import (
 )
 from ..model import placement
 from ..model.geometry import geometry
-from ..model.workload import Run
+from ..model.workload import Run, prepares_packed_data
 from ..model.steps import Command, Step, StepOption
 from ..model.tasks import tasks_running
 from ..model.values import Value, Word
@@ -657,18 +657,31 @@ class NemoHomeNotShared(Rule):
     code = "SBL303"
     name = "nemo-home-not-shared"
     severity = Severity.ERROR
-    summary = "Multi-node NeMo/Bridge fine-tuning with `NEMO_HOME` unset or local to each node's container."
+    summary = "Multi-node NeMo/Bridge fine-tuning on packed data with `NEMO_HOME` unset or local to each node's container."
     what = """
         Finds multi-node steps (`#SBATCH --nodes` above 1, or the step's own `--nodes`) that run
         a NeMo or Megatron-Bridge fine-tuning launch (a Bridge entry point, `nemo llm finetune`,
         or any launch in a NeMo container image, with an SFT/PEFT recipe or script name,
-        `--peft lora`, `peft=lora`, `--mode finetune` or packed sequences) and checks the
-        `NEMO_HOME` the tasks see: not set, set but not exported, or pointing at a
+        `--peft lora`, `peft=lora` or `--mode finetune`) on data prepared under `NEMO_HOME`, and
+        checks the `NEMO_HOME` the tasks see: not set, set but not exported, or pointing at a
         container-local directory such as `/root/.cache/nemo`.
+
+        The signals that data is prepared under `NEMO_HOME`: a packed-sequence option or override
+        that is not switched off (`--packed-sequence`,
+        `dataset.packed_sequence_specs.packed_sequence_size=4096`,
+        `dataset.enable_offline_packing=true`, `pack_sequences=true`, `seq_packing=true`,
+        `packed_train_data_path=…`), also when the script collects it in a variable first; a
+        packed dataset file (`…/packed_4096.npy`); a packing recipe or entry point
+        (`--recipe llama3_8b_sft_packed_config`, `finetune_packed.py`); a packing preparation
+        step anywhere in the job (`prepare_packed_sequences.py`). An unpacked run, in-batch
+        packing (`dataset.enable_in_batch_packing=true`, which packs each batch in memory from
+        the dataset as loaded) and an explicit off (`=false`, `=-1`) are not reported, nor is a
+        script that passes the submitter's own `NEMO_HOME` through (`export NEMO_HOME` with no
+        value).
     """
     why = """
-        Fine-tuning prepares its data (packed sequences as `.npy` files, downloaded datasets)
-        under `NEMO_HOME`, on one node. Left at the container default, every node has its own
+        Fine-tuning on packed sequences prepares them (`.npy` files) under `NEMO_HOME`, on one
+        node. Left at the container default, every node has its own
         empty copy and the ranks of the other nodes fail with
         `TypeError: 'NoneType' object is not an iterator` once training starts.
     """
@@ -690,7 +703,8 @@ class NemoHomeNotShared(Rule):
                 srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
                      --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
                      --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
-                     python scripts/training/run_recipe.py --recipe llama3_8b_sft_config --peft lora
+                     python scripts/training/run_recipe.py --recipe llama3_8b_sft_config --peft lora \\
+                     dataset.enable_offline_packing=true
                 """
             ),
             fixed=clean(
@@ -704,7 +718,8 @@ class NemoHomeNotShared(Rule):
                 srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
                      --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
                      --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
-                     python scripts/training/run_recipe.py --recipe llama3_8b_sft_config --peft lora
+                     python scripts/training/run_recipe.py --recipe llama3_8b_sft_config --peft lora \\
+                     dataset.enable_offline_packing=true
                 """
             ),
             unsafe=True,
@@ -735,7 +750,8 @@ class NemoHomeNotShared(Rule):
                 export NEMO_HOME=/lustre/fsw/alice/cache/nemo
                 srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
                      --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
-                     python /opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe llama3_8b_sft_config
+                     python /opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe llama3_8b_sft_config \\
+                     dataset.enable_offline_packing=true
                 """
             )
         ),
@@ -747,10 +763,39 @@ class NemoHomeNotShared(Rule):
                 #SBATCH --ntasks-per-node=8
                 #SBATCH --gpus-per-node=8
                 srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
-                     python /opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe llama3_8b_sft_config
+                     python /opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe llama3_8b_sft_config \\
+                     dataset.enable_offline_packing=true
                 """
             ),
             title="one node: the packed data is where every rank looks",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     python /opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe llama3_8b_sft_config \\
+                     dataset.enable_in_batch_packing=true
+                """
+            ),
+            title="in-batch packing prepares nothing under NEMO_HOME",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                export NEMO_HOME
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\
+                     python /opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe llama3_8b_sft_packed_config
+                """
+            ),
+            title="the submitter's own NEMO_HOME passed through",
         ),
     )
 
@@ -766,7 +811,12 @@ class NemoHomeNotShared(Rule):
             why = launch.fine_tuning
             if why is None:
                 continue
+            prepared = launch.prepared_data or prepares_packed_data(script)
+            if prepared is None:
+                continue  # nothing is prepared under NEMO_HOME: an unpacked or in-batch packed run
             setting = analysis.task_env(step, "NEMO_HOME")
+            if setting.where == "unset" and script.values.is_exported("NEMO_HOME", step.command.node.start_byte):
+                continue  # `export NEMO_HOME`: the submitter's own NEMO_HOME passed through
             if container.containerized:
                 problem = _cache_problem(analysis, container, setting)
             else:
@@ -781,7 +831,7 @@ class NemoHomeNotShared(Rule):
             yield self.report(
                 script,
                 span,
-                f"multi-node fine-tuning ({why}): {problem}; packed data prepared on the first node is missing on the "
+                f"multi-node fine-tuning ({why}, {prepared}): {problem}; packed data prepared on the first node is missing on the "
                 "others, whose ranks fail with `TypeError: 'NoneType' object is not an iterator`",
                 fix,
                 label="NEMO_HOME not shared",
@@ -1022,6 +1072,14 @@ class ContainerStepWithoutMounts(Rule):
         container an earlier step started in the background (`srun --container-name=X … &`):
         pyxis then keeps the running container's mounts. A step that reuses the name of a
         container that has already stopped gets only its own mounts, and is reported.
+
+        Self-contained images are not reported either: a step that uses no host path (no
+        argument, working directory or cache on the shared filesystem or in the home directory)
+        and whose program lives in its image: a known benchmark (`all_reduce_perf` and the other
+        NCCL tests, `ib_write_bw`, `osu_latency`, `nvbandwidth`, `gpu_burn`, `dcgmi`), an
+        absolute path not on the shared filesystem (`/opt/bench/bin/run`), or, in an image that is
+        not a stock framework or base image (`./bench.sqsh`, not `nvcr.io/nvidia/pytorch`), a
+        Python module or a relative script, which then resolves inside the image.
     """
     why = """
         Without mounts the container sees only its image (and perhaps the home directory): the
@@ -1069,6 +1127,20 @@ class ContainerStepWithoutMounts(Rule):
             ),
             title="a step attached to a named container that is still running keeps its mounts",
         ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --mpi=pmix --container-image=registry.example.org/perf/nccl-tests:2.13 \\
+                     all_reduce_perf -b 8 -e 8G -f 2 -g 1
+                srun --mpi=pmix --container-image=./fabric-probe.sqsh /usr/local/fabric/bin/put_latency
+                """
+            ),
+            title="benchmarks that their images carry, using no host path",
+        ),
     )
 
     def check(self, script) -> Iterator[Diagnostic]:
@@ -1078,6 +1150,8 @@ class ContainerStepWithoutMounts(Rule):
                 continue
             if _attaches_to_running(analysis, container):
                 continue
+            if analysis.program_in_image(container) is not None:
+                continue  # a self-contained image: a benchmark or a program of its own
             opt = container.image or container.name
             assert opt is not None
             note = ""
