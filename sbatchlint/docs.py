@@ -94,8 +94,12 @@ def pages() -> Dict[str, str]:
 
 
 def write(directory: str) -> int:
+    return write_pages(directory, pages())
+
+
+def write_pages(directory: str, wanted: Dict[str, str]) -> int:
+    """Make ``directory`` hold exactly these Markdown pages (stale ones go); their count."""
     os.makedirs(directory, exist_ok=True)
-    wanted = pages()
     for name in os.listdir(directory):
         if name.endswith(".md") and name not in wanted:
             os.unlink(os.path.join(directory, name))

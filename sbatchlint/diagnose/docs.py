@@ -79,15 +79,9 @@ def pages() -> Dict[str, str]:
 
 
 def write(directory: str) -> int:
-    os.makedirs(directory, exist_ok=True)
-    wanted = pages()
-    for name in os.listdir(directory):
-        if name.endswith(".md") and name not in wanted:
-            os.unlink(os.path.join(directory, name))
-    for name, text in wanted.items():
-        with open(os.path.join(directory, name), "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-    return len(wanted)
+    from ..docs import write_pages
+
+    return write_pages(directory, pages())
 
 
 if __name__ == "__main__":
