@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # Start a real 2-node Slurm cluster on this one host, for sbatchlint's tests.
 #
-# Slurm 22.05 from Debian 12's packages; two slurmd daemons (n1, n2) through
-# Debian's multiple-slurmd support; 8 fake GPUs per node (character devices
-# under /run/fakegpu); a small SPANK plugin (fake_pyxis.c) so that sbatch and
-# srun accept pyxis's --container-* options and ignore them.
+# Slurm 22.05 from Debian 12's packages; three slurmd daemons (n1, n2 with 8
+# fake GPUs each, character devices under /run/fakegpu; n3 without GPUs)
+# through Debian's multiple-slurmd support; a small SPANK plugin (fake_pyxis.c)
+# so that sbatch and srun accept pyxis's --container-* options and ignore them;
+# slurmdbd over MariaDB for accounting (sacct, sacctmgr), with associations
+# enforced.
+#
+# Partitions: batch (default) and interactive over n[1-2], MaxTime UNLIMITED;
+# short over n[1-2], MaxTime 30 min; cpu over n3 (no GPUs).
+# Accounts: root is associated with sbatchlint (default) and llm_research on
+# every partition, and with teaching on the cpu partition only; the account
+# other exists without root. Any other account is refused at submission.
 #
 # Run as root. Idempotent: a second run leaves running daemons alone (it
 # restarts the Slurm daemons only when the generated config changed) and waits
-# for both nodes to be up again. No systemd needed.
+# for the nodes to be up again. No systemd needed. A MariaDB server already
+# answering on Debian's socket (/run/mysqld/mysqld.sock) is used as it is;
+# otherwise one is started on Debian's data directory (/var/lib/mysql) without
+# networking, and stop-cluster.sh stops it again.
 #
 # Generated files, logs and pid files live in the state dir
 # (default /run/sbatchlint-slurm; override with SBATCHLINT_SLURM_STATE).
@@ -25,7 +36,9 @@ STATE="${SBATCHLINT_SLURM_STATE:-/run/sbatchlint-slurm}"
 TIMEOUT="${SBATCHLINT_SLURM_TIMEOUT:-60}"
 ETC_CONF=/etc/slurm/slurm.conf
 FAKEGPU_DIR=/run/fakegpu
-NODES=(n1 n2)
+NODES=(n1 n2 n3)
+MYSQL_SOCKET=/run/mysqld/mysqld.sock
+DBD_PORT=6819
 
 # A closed stdout (e.g. '| head') must not kill the script half-way.
 trap '' PIPE
@@ -44,7 +57,7 @@ flock -w 300 9 || die "another start-cluster.sh holds $STATE/start.lock"
 
 # ---------------------------------------------------------------- packages --
 need_install=0
-for cmd in slurmctld slurmd sbatch munged gcc; do
+for cmd in slurmctld slurmd slurmdbd sbatch munged gcc mariadbd mariadb-admin; do
     command -v "$cmd" >/dev/null 2>&1 || need_install=1
 done
 [ -f /usr/include/slurm/spank.h ] || need_install=1
@@ -52,12 +65,16 @@ done
 # without it 'srun --mpi=pmix', common in pyxis/NeMo scripts, is refused.
 ldconfig -p 2>/dev/null | grep 'libpmix\.so ' >/dev/null || need_install=1
 if [ "$need_install" -eq 1 ]; then
-    log "installing Slurm and munge from Debian packages"
+    log "installing Slurm, munge and MariaDB from Debian packages"
     t0=$SECONDS
     export DEBIAN_FRONTEND=noninteractive
     apt-get -o DPkg::Lock::Timeout=120 update -q >/dev/null
+    # slurmdbd is pinned to the installed Slurm's version: its protocol must match.
+    dbd=slurmdbd
+    v="$(dpkg-query -W -f '${Version}' slurmctld 2>/dev/null || true)"
+    [ -n "$v" ] && dbd="slurmdbd=$v"
     apt-get -o DPkg::Lock::Timeout=120 install -y -q --no-install-recommends \
-        slurmctld slurmd slurm-client munge libslurm-dev gcc libpmix-dev >/dev/null
+        slurmctld slurmd slurm-client munge libslurm-dev gcc libpmix-dev "$dbd" mariadb-server >/dev/null
     log "installed in $((SECONDS - t0)) s"
 fi
 
@@ -177,18 +194,53 @@ ReturnToService=2
 InactiveLimit=0
 SchedulerType=sched/backfill
 
-# Accounting off; only the plain-text job completion log.
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
+# Accounting through slurmdbd (sacct, sacctmgr), as on a real cluster: jobs
+# need an association (a known user and account, for the partition), and the
+# batch script and environment are stored with the job (sacct --batch-script).
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$DBD_PORT
+AccountingStorageEnforce=associations
+AccountingStoreFlags=job_script,job_env
+# Memory use is sampled every 2 s; a step over its --mem is killed.
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=2
+JobAcctGatherParams=OverMemoryKill
+# Also the plain-text job completion log.
 JobCompType=jobcomp/filetxt
 JobCompLoc=$STATE/jobcomp.log
 
-# Two nodes on this host (Debian's slurmd supports several per host: slurmd -N).
+# Three nodes on this host (Debian's slurmd supports several per host: slurmd -N).
 # CPUs and memory are declared, not detected (config_overrides).
 NodeName=n[1-2] NodeHostname=localhost NodeAddr=127.0.0.1 Port=[17001-17002] CPUs=16 Sockets=1 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=2000000 Gres=gpu:8 State=UNKNOWN
+NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17003 CPUs=16 Sockets=1 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=2000000 State=UNKNOWN
 PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=INFINITE State=UP
 PartitionName=interactive Nodes=n[1-2] Default=NO MaxTime=INFINITE State=UP
+PartitionName=short Nodes=n[1-2] Default=NO MaxTime=00:30:00 DefaultTime=00:10:00 State=UP
+PartitionName=cpu Nodes=n3 Default=NO MaxTime=INFINITE State=UP
 EOF
+
+# slurmdbd's own config: it holds no password (MariaDB lets root in through its
+# socket), but slurmdbd refuses a config others can read.
+dbd_before=$changed
+changed=0
+write_if_changed "$STATE/slurmdbd.conf" <<EOF
+# Generated by tests/slurm/start-cluster.sh; edit the script, not this file.
+AuthType=auth/munge
+DbdHost=localhost
+DbdPort=$DBD_PORT
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=root
+StorageLoc=slurm_acct_db
+LogFile=$STATE/log/slurmdbd.log
+PidFile=$STATE/slurmdbd.pid
+DebugLevel=info
+EOF
+chmod 600 "$STATE/slurmdbd.conf"
+dbd_changed=$changed
+changed=$dbd_before
 
 write_if_changed "$STATE/gres.conf" <<EOF
 # Generated by tests/slurm/start-cluster.sh. Fake GPUs: gres/gpu needs a
@@ -203,9 +255,10 @@ required $so
 EOF
 
 # Clients (sbatch, srun, sinfo, ...) read Debian's default path. gres.conf is
-# looked up next to the slurm.conf a program was given, so link it too.
+# looked up next to the slurm.conf a program was given, so link it too;
+# slurmdbd reads only /etc/slurm/slurmdbd.conf.
 mkdir -p /etc/slurm
-for f in slurm.conf gres.conf; do
+for f in slurm.conf gres.conf slurmdbd.conf; do
     target="/etc/slurm/$f"
     if [ -L "$target" ] && [ "$(readlink "$target")" = "$STATE/$f" ]; then
         continue
@@ -244,6 +297,92 @@ if ! munge_ok; then
     for i in $(seq 1 50); do munge_ok && break; sleep 0.1; done
     munge_ok || die "munged did not come up (see /var/log/munge/munged.log)"
     cp /run/munge/munged.pid "$STATE/munged.pid"
+fi
+
+# ----------------------------------------------------------------- MariaDB --
+# slurmdbd connects as root through the socket (no password anywhere).
+db_ok() { mariadb-admin --socket="$MYSQL_SOCKET" --connect-timeout=2 ping >/dev/null 2>&1; }
+if ! db_ok; then
+    if [ ! -d /var/lib/mysql/mysql ]; then
+        log "creating the MariaDB data directory"
+        mariadb-install-db --user=mysql --datadir=/var/lib/mysql --skip-test-db \
+            >>"$STATE/log/mariadb.log" 2>&1 || die "mariadb-install-db failed; see $STATE/log/mariadb.log"
+    fi
+    install -d -o mysql -g mysql -m 755 /run/mysqld
+    log "starting mariadbd"
+    # Small and without fsync on commit: test data, rebuilt by slurmdbd when lost.
+    rm -f "$STATE/mariadbd.pid"
+    setsid mariadbd --user=mysql --datadir=/var/lib/mysql --socket="$MYSQL_SOCKET" \
+        --pid-file=/run/mysqld/mysqld.pid --skip-networking --skip-log-bin \
+        --innodb-buffer-pool-size=64M --innodb-flush-log-at-trx-commit=0 --innodb-lock-wait-timeout=900 \
+        </dev/null >>"$STATE/log/mariadb.log" 2>&1 9>&- &
+    db_child=$!
+    db_deadline=$((SECONDS + TIMEOUT))
+    until db_ok; do
+        if [ $SECONDS -ge $db_deadline ] || ! kill -0 "$db_child" 2>/dev/null; then
+            tail -n 20 "$STATE/log/mariadb.log" >&2 || true
+            die "mariadbd is not answering on $MYSQL_SOCKET; log: $STATE/log/mariadb.log"
+        fi
+        sleep 0.2
+    done
+    cp /run/mysqld/mysqld.pid "$STATE/mariadbd.pid"
+fi
+
+# ---------------------------------------------------------------- slurmdbd --
+dbd_pid="$STATE/slurmdbd.pid"
+dbd_ok() { sacctmgr -n show cluster format=cluster >/dev/null 2>&1; }
+if [ "$dbd_changed" -eq 1 ]; then
+    pid_alive "$dbd_pid" slurmdbd && log "slurmdbd.conf changed: restarting slurmdbd"
+    stop_pidfile "$dbd_pid" slurmdbd
+fi
+if ! pid_alive "$dbd_pid" slurmdbd; then
+    log "starting slurmdbd"
+    slurmdbd </dev/null >>"$STATE/log/daemons.out" 2>&1 9>&- \
+        || die "slurmdbd failed to start; see $STATE/log/slurmdbd.log"
+fi
+# The first start creates the database's tables: allow it some time.
+dbd_deadline=$((SECONDS + 2 * TIMEOUT))
+until dbd_ok; do
+    if [ $SECONDS -ge $dbd_deadline ] || ! pid_alive "$dbd_pid" slurmdbd; then
+        tail -n 20 "$STATE/log/slurmdbd.log" >&2 || true
+        die "slurmdbd is not answering; log: $STATE/log/slurmdbd.log"
+    fi
+    sleep 0.5
+done
+
+# ------------------------------------------------------------ associations --
+# The cluster, its accounts, and root's associations (see the top of this
+# file). Only what is missing is added, so a second run changes nothing.
+assoc_want="sbatchlint||
+sbatchlint|root|
+llm_research||
+llm_research|root|
+other||
+teaching||
+teaching|root|cpu"
+assoc_have() {
+    sacctmgr -nP show assoc where cluster=sbatchlint format=account,user,partition 2>/dev/null \
+        | grep -v '^root|' | sort
+}
+if [ "$(assoc_have)" != "$(sort <<<"$assoc_want")" ]; then
+    log "adding the cluster, accounts and associations to slurmdbd"
+    if [ -z "$(sacctmgr -nP show cluster where cluster=sbatchlint format=cluster 2>/dev/null)" ]; then
+        sacctmgr -i add cluster sbatchlint >/dev/null
+    fi
+    for account in sbatchlint llm_research other teaching; do
+        if [ -z "$(sacctmgr -nP show account where name=$account format=account 2>/dev/null)" ]; then
+            sacctmgr -i add account "$account" Cluster=sbatchlint Description="sbatchlint tests" Organization=sbatchlint >/dev/null
+        fi
+    done
+    have="$(assoc_have)"
+    grep -qx 'sbatchlint|root|' <<<"$have" \
+        || sacctmgr -i add user root Cluster=sbatchlint Account=sbatchlint DefaultAccount=sbatchlint >/dev/null
+    grep -qx 'llm_research|root|' <<<"$have" \
+        || sacctmgr -i add user root Cluster=sbatchlint Account=llm_research >/dev/null
+    grep -qx 'teaching|root|cpu' <<<"$have" \
+        || sacctmgr -i add user root Cluster=sbatchlint Account=teaching Partition=cpu >/dev/null
+    [ "$(assoc_have)" = "$(sort <<<"$assoc_want")" ] \
+        || die "the associations are not as expected: $(assoc_have | tr '\n' ' ')"
 fi
 
 # ------------------------------------------------------------ slurm daemons --

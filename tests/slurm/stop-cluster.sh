@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Stop what tests/slurm/start-cluster.sh started, by the pid files in its state
-# dir: both slurmd, slurmctld, and munged if (and only if) start-cluster.sh
-# started it. Jobs still queued or running are cancelled first. Config, logs
-# and the /etc/slurm links stay, so the next start is quick.
+# dir: the slurmd daemons, slurmctld, slurmdbd, and munged and mariadbd if (and
+# only if) start-cluster.sh started them. Jobs still queued or running are
+# cancelled first. Config, logs, the database and the /etc/slurm links stay,
+# so the next start is quick.
 set -euo pipefail
 
 STATE="${SBATCHLINT_SLURM_STATE:-/run/sbatchlint-slurm}"
@@ -55,10 +56,13 @@ if pid_of "$STATE/slurmctld.pid" slurmctld >/dev/null && command -v squeue >/dev
     fi
 fi
 
-for n in n1 n2; do
+for n in n1 n2 n3; do
     stop_pidfile "$STATE/slurmd-$n.pid" slurmd "slurmd -N $n"
 done
 stop_pidfile "$STATE/slurmctld.pid" slurmctld slurmctld
+stop_pidfile "$STATE/slurmdbd.pid" slurmdbd slurmdbd
+# mariadbd.pid exists in the state dir only when start-cluster.sh started mariadbd.
+stop_pidfile "$STATE/mariadbd.pid" mariadbd mariadbd
 # munged.pid exists in the state dir only when start-cluster.sh started munged.
 stop_pidfile "$STATE/munged.pid" munged munged
 log "stopped"

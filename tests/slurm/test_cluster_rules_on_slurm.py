@@ -1,12 +1,13 @@
 """`sbatchlint profile` on the real test cluster, and the cluster rules proved against its sbatch.
 
-The cluster (tests/slurm/start-cluster.sh): Slurm 22.05, partitions `batch` (default) and
-`interactive`, both over the nodes n1 and n2 of 16 CPUs, 2000000 MB and 8 GPUs each, MaxTime
-UNLIMITED, the pyxis stand-in loaded, accounting off. Every script below goes through
+The cluster (tests/slurm/start-cluster.sh): Slurm 22.05 with accounting (slurmdbd, associations
+enforced); partitions `batch` (default), `interactive` and `short` (MaxTime 30 minutes) over the
+nodes n1 and n2 of 16 CPUs, 2000000 MB and 8 GPUs each, and `cpu` over n3 (16 CPUs, no GPU); the
+pyxis stand-in loaded; root associated with the accounts `sbatchlint`, `llm_research` and `root`
+everywhere and with `teaching` on `cpu` only. Every script below goes through
 `sbatch --test-only`: each one sbatch refuses gets the rule's finding, each one it accepts gets
-no finding from any cluster rule. What this cluster cannot refuse (a time over MaxTime, an account
-without association, GPUs on a CPU partition, a missing plugin) is checked by the rules' examples
-and tests/test_cluster_profile.py on recorded outputs.
+no finding from any cluster rule. What this cluster cannot refuse (a missing plugin) is checked
+by the rules' examples and tests/test_cluster_profile.py on recorded outputs.
 """
 from __future__ import annotations
 
@@ -43,20 +44,27 @@ def profile(slurm, tmp_path):
 def test_profile_reads_the_test_cluster(profile, tmp_path):
     assert profile.cluster == "sbatchlint"
     assert profile.slurm_version.startswith("22.05.")
-    assert [(p.name, p.default) for p in profile.partitions] == [("batch", True), ("interactive", False)]
-    for partition in profile.partitions:
-        assert (partition.nodes, partition.cpus_per_node, partition.memory_per_node, partition.gpus_per_node,
-                partition.gres, partition.max_time) == (2, 16, 2000000, 8, ("gpu:8",), "UNLIMITED")
+    assert [(p.name, p.default) for p in profile.partitions] == [
+        ("batch", True), ("interactive", False), ("short", False), ("cpu", False)]
+    shape = {p.name: (p.nodes, p.cpus_per_node, p.memory_per_node, p.gpus_per_node, p.gres, p.max_time)
+             for p in profile.partitions}
+    for name in ("batch", "interactive"):
+        assert shape[name] == (2, 16, 2000000, 8, ("gpu:8",), "UNLIMITED")
+    assert shape["short"] == (2, 16, 2000000, 8, ("gpu:8",), "00:30:00")
+    assert shape["cpu"] == (1, 16, 2000000, 0, (), "UNLIMITED")
     assert profile.pyxis is True
     for option in ("container-image=", "container-mounts=", "container-workdir=", "no-container-mount-home",
                    "container-env="):
         assert option in profile.plugin_options
-    # accounting is off on this cluster: said, and no association is invented
-    assert profile.associations is None
-    assert any(line.startswith("associations: sacctmgr failed") for line in profile.not_read)
+    # the user's own associations, from slurmdbd; nothing left unread
+    assert sorted(profile.associations) == [
+        ("llm_research", ""), ("root", ""), ("sbatchlint", ""), ("teaching", "cpu")]
+    assert profile.not_read == ()
     text = (tmp_path / ".sbatchlint-cluster.toml").read_text()
     user = os.environ.get("USER") or "root"
-    assert f'"{user}"' not in text
+    # the user's name is not kept: where it shows, it is the account Slurm gives root of its own
+    assert [line for line in text.splitlines() if f'"{user}"' in line] in ([], ['account = "root"'])
+    assert "user" not in [line.split("=")[0].strip() for line in text.splitlines()]
 
 
 def cluster_findings(text: str, profile):
@@ -91,6 +99,19 @@ REFUSED = [
                  id="mem-per-cpu"),
     pytest.param(job("--environment=edf"), "SBL022", "unrecognized option", id="option-of-no-plugin"),
     pytest.param(job("--gres=nvme:1"), "SBL020", "Invalid generic resource", id="gres-name"),
+    # the three refusals that need a limited partition, a partition without GPUs and accounting
+    pytest.param(job("--partition=short", "--time=2:00:00"), "SBL018", "Requested time limit is invalid",
+                 id="time-over-maxtime"),
+    pytest.param(job("--partition=short", "--time=31"), "SBL018", "Requested time limit is invalid",
+                 id="time-just-over-maxtime"),
+    pytest.param(job("--partition=cpu", "--gres=gpu:1"), "SBL020", "Requested node configuration",
+                 id="gres-on-cpu-partition"),
+    pytest.param(job("--partition=cpu", "--gpus-per-node=1"), "SBL020", "Requested node configuration",
+                 id="gpus-on-cpu-partition"),
+    pytest.param(job("--account=other"), "SBL021", "Invalid account or account/partition combination",
+                 id="account-without-association"),
+    pytest.param(job("--account=teaching"), "SBL021", "Invalid account or account/partition combination",
+                 id="account-for-another-partition"),
 ]
 
 ACCEPTED = [
@@ -106,9 +127,12 @@ ACCEPTED = [
     pytest.param(job("--mem=1000G"), id="mem"),
     pytest.param(job("--mem=0"), id="mem-all"),
     pytest.param(job("--gpus-per-node=4", "--mem-per-gpu=600G"), id="mem-per-gpu"),
-    # what this cluster cannot refuse: no finding either
     pytest.param(job("--time=100-00:00:00"), id="time-unlimited"),
-    pytest.param(job("--account=anything"), id="account-no-accounting"),
+    pytest.param(job("--partition=short", "--time=30"), id="time-at-maxtime"),
+    pytest.param(job("--partition=short"), id="time-default"),
+    pytest.param(job("--account=llm_research"), id="account"),
+    pytest.param(job("--account=teaching", "--partition=cpu"), id="account-on-its-partition"),
+    pytest.param(job("--partition=cpu", "--cpus-per-task=16"), id="cpu-partition"),
     pytest.param(job("--container-image=ubuntu", "--container-mounts=/tmp:/tmp"), id="pyxis-options"),
     pytest.param("#!/bin/bash\n#SBATCH --nodes=2\nsrun --container-image=ubuntu --no-container-mount-home hostname\n",
                  id="pyxis-step"),

@@ -272,8 +272,8 @@ _SIZE_REFUSALS = ("More processors requested than permitted", "Node count specif
 def test_test_only_accepts_the_examples(slurm, example):
     """Every directive of the bundled examples is valid for sbatch. The examples ask for more
     than two 16-CPU nodes; when only the size is refused, the same script is checked again with
-    the size shrunk on the command line (which overrides #SBATCH). The accounts pass because
-    this cluster has no accounting, and the /lustre log paths because --test-only opens no log
+    the size shrunk on the command line (which overrides #SBATCH). The examples' account
+    (llm_research) is one of root's associations on this cluster, and the /lustre log paths because --test-only opens no log
     (see the SBL010 test)."""
     path = EXAMPLES / example
     assert codes(path) == []
