@@ -202,10 +202,11 @@ AccountingStorageHost=localhost
 AccountingStoragePort=$DBD_PORT
 AccountingStorageEnforce=associations
 AccountingStoreFlags=job_script,job_env
-# Memory use is sampled every 2 s; a step over its --mem is killed.
+# Memory use is sampled for sacct (MaxRSS). Nothing enforces --mem: memory is
+# no consumable resource (CR_Core) and there are no cgroups, so this cluster
+# cannot produce OUT_OF_MEMORY.
 JobAcctGatherType=jobacct_gather/linux
-JobAcctGatherFrequency=task=2
-JobAcctGatherParams=OverMemoryKill
+JobAcctGatherFrequency=task=10
 # Also the plain-text job completion log.
 JobCompType=jobcomp/filetxt
 JobCompLoc=$STATE/jobcomp.log
