@@ -277,13 +277,19 @@ def explain(code) -> None:
 
 @main.command("diagnose")
 @click.argument("logs", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--job", "job_id", metavar="ID",
+              help="Read the job from Slurm (sacct, else scontrol): its state, steps, logs and batch script. "
+                   "12345, 12345_7 (array element), 12345+1 (het component).")
+@click.option("--log", "extra_logs", multiple=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="The job's output file, where Slurm does not say it (same as giving it as an argument).")
 @click.option("--job-script", type=click.Path(dir_okay=False), help="Also show this script's findings that explain the failure.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def diagnose_command(logs, job_script, output_format) -> None:
-    """Explain a failed job from its log(s): the first failing task, its cause, the fix ('-' reads stdin)."""
+def diagnose_command(logs, job_id, extra_logs, job_script, output_format) -> None:
+    """Explain a failed job from its log(s) or its id: the first failing task, its cause, the fix ('-' reads stdin)."""
     from .diagnose.command import command_line
 
-    sys.exit(command_line(list(logs), job_script, output_format, color=use_color(sys.stdout)))
+    sys.exit(command_line(list(logs) + list(extra_logs), job_script, output_format, color=use_color(sys.stdout),
+                          job_id=job_id))
 
 
 @main.command("profile")

@@ -64,11 +64,36 @@ class Diagnosis:
 
 
 def diagnose(paths: List[str], stdin: Optional[BinaryIO] = None, job: Optional[JobRecord] = None) -> Diagnosis:
-    """Read the logs of one job and explain its failure. Raises InputError for bad input."""
+    """Read the logs of one job and explain its failure. Raises InputError for bad input.
+
+    With a ``job`` record (``diagnose --job``), a log that is not there is no error: the verdict
+    then rests on the record, and a note says which log was missing."""
+    if job is not None and job.source != "log":
+        return _with_record(paths, stdin, job)
+    return _from_logs(paths, stdin, job)
+
+
+def _with_record(paths: List[str], stdin: Optional[BinaryIO], job: JobRecord) -> Diagnosis:
+    present = [p for p in paths if p == "-" or os.path.exists(p)]
+    absent = [p for p in paths if p not in present]
+    if absent and not present and job.launch_failed and any(not os.path.isdir(os.path.dirname(p) or ".") for p in absent):
+        result = _missing_log_directory(absent, job)
+        if result is not None:
+            return result
+    result = _from_logs(present, stdin, job)
+    result.logs.extend(LogInfo(p, exists=False) for p in absent)
+    for path in absent:
+        result.verdict.notes.append(f"the job's log {path} is not there: the verdict rests on what Slurm recorded")
+    return result
+
+
+def _from_logs(paths: List[str], stdin: Optional[BinaryIO], job: Optional[JobRecord]) -> Diagnosis:
     missing = _missing_log_directory(paths)
     if missing is not None:
         return missing
     collector = Collector()
+    if job is not None:
+        collector.task_offsets = job.het_task_offsets()
     logs = [Log(path, index, stdin) for index, path in enumerate(paths)]
     infos = []
     for log in logs:
@@ -104,13 +129,15 @@ def diagnose(paths: List[str], stdin: Optional[BinaryIO] = None, job: Optional[J
     return Diagnosis(verdict, infos, second_pass=again)
 
 
-def _missing_log_directory(paths: List[str]) -> Optional[Diagnosis]:
+def _missing_log_directory(paths: List[str], job: Optional[JobRecord] = None) -> Optional[Diagnosis]:
     """No log at all, in a directory that does not exist: the job failed at launch (0:53)."""
     absent = [p for p in paths if p != "-" and not os.path.exists(p)]
     if not absent:
         return None
     no_directory = [p for p in absent if not os.path.isdir(os.path.dirname(p) or ".")]
     if len(no_directory) != len(paths):
+        if job is not None:
+            return None
         raise InputError(f"{absent[0]}: no such file")
     directory = os.path.dirname(no_directory[0])
     finding = Finding(
@@ -119,7 +146,7 @@ def _missing_log_directory(paths: List[str]) -> Optional[Diagnosis]:
         "output file and failed the job at launch (JobLaunchFailure, exit code 0:53)",
         [], primary=True)
     text = finding.cause[0].upper() + finding.cause[1:]
-    verdict = Verdict(text, True, None, [], "", [finding], [], [], [], [], None)
+    verdict = Verdict(text, True, None, [], "", [finding], [], [], [], [], job)
     return Diagnosis(verdict, [LogInfo(p, exists=False) for p in paths])
 
 

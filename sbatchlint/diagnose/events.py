@@ -116,6 +116,7 @@ class Collector:
         self.order = 0
         self.rank_tasks: Dict[int, Set[int]] = {}  # rank -> srun task indices that printed it
         self.task_nodes: Dict[int, str] = {}
+        self.task_offsets: Dict[str, int] = {}  # het job: node -> its component's first task (JobRecord)
         self.blocks: List[Block] = []
         self._block: Optional[Block] = None
         self._block_root = False
@@ -218,7 +219,8 @@ class Collector:
 
     def _srun_task(self, line: L.Line, match) -> None:
         node = match.group("node")
-        tasks = parse_ranges(match.group("tasks"))
+        offset = self.task_offsets.get(node, 0)
+        tasks = [task + offset for task in parse_ranges(match.group("tasks"))]
         what = match.group("what").strip()
         for task in tasks:
             self.task_nodes.setdefault(task, node)

@@ -92,12 +92,46 @@ def to_json(result, paths: List[str]) -> dict:
                        for code, units, meaning in verdict.exit_codes],
         "logs": [{"path": info.path, "lines": info.lines, "bytes": info.bytes, "exists": info.exists}
                  for info in result.logs],
-        "job": None if verdict.job is None else {
-            "state": verdict.job.state, "exit_code": verdict.job.exit_code, "reason": verdict.job.reason,
-            "source": verdict.job.source},
+        "job": None if verdict.job is None else _job_json(verdict.job),
         "lint": result.lint,
         "notes": [mask(n) for n in verdict.notes],
     }
+
+
+def _job_json(job) -> dict:
+    step = lambda s: {"id": s.step_id, "state": s.state, "exit_code": s.exit_code, "nodes": s.nodes}  # noqa: E731
+    return {
+        "state": job.state, "exit_code": job.exit_code, "reason": job.reason, "source": job.source,
+        "id": job.job_id, "name": job.name, "partition": job.partition, "nodes": job.nodes,
+        "std_out": job.std_out, "std_err": job.std_err,
+        "components": [step(c) for c in job.components],
+        "steps": [step(s) for s in job.steps],
+    }
+
+
+_SOURCES = {"sacct": "sacct (Slurm's accounting)", "scontrol": "scontrol show job (the controller still knows it)",
+            "log": "the log alone"}
+
+
+def _job_text(job, paths: List[str]) -> List[str]:
+    """What Slurm recorded: the job, its het components and steps with state and exit code."""
+    name = f" ({job.name})" if job.name else ""
+    where = f", partition {job.partition}" if job.partition else ""
+    state = " ".join(x for x in (job.state, job.exit_code) if x) or "state unknown"
+    nodes = f" on {job.nodes}" if job.nodes else ""
+    out = [f"job {job.job_id}{name}{where}: {state}{nodes}; source: {_SOURCES.get(job.source, job.source)}"]
+    rows = [("component", c) for c in job.components] + [("step", s) for s in job.steps]
+    if rows:
+        width = max(len(r.step_id) for _, r in rows)
+        swidth = max(len(r.state or "") for _, r in rows)
+        for kind, r in rows:
+            out.append(f"  {kind:<9} {r.step_id:<{width}}  {(r.state or '?'):<{swidth}}  {r.exit_code or '?':>5}  "
+                       f"{r.nodes or ''}".rstrip())
+    if job.reason and job.reason != "None":
+        out.append(f"  reason: {job.reason}")
+    for path in paths:
+        out.append(f"  log: {path}")
+    return out
 
 
 def _finding_json(f: Finding, names: Dict[str, str], paths: List[str]) -> dict:
@@ -127,6 +161,9 @@ def text(result, paths: List[str], color: bool = False) -> str:
     out: List[str] = []
     head = verdict.text if verdict.found else f"no known cause: {verdict.text[0].lower()}{verdict.text[1:]}"
     out.append(bold(mask(head)))
+    if verdict.job is not None and verdict.job.source != "log" or (verdict.job is not None and verdict.job.job_id):
+        out.append("")
+        out.extend(mask(line) for line in _job_text(verdict.job, [info.path for info in result.logs]))
     codes = sorted({code for f in verdict.findings for code in f.kind.rules})
     names = rule_names(codes)
     for f in verdict.findings:
