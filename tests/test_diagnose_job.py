@@ -164,7 +164,7 @@ def fake_slurm(sacct=None, scontrol=None, script=None):
     def runner(argv):
         calls.append(argv[:3])
         if argv[0] == "sacct" and "--batch-script" in argv:
-            return (0, f"Batch Script for {argv[2]}\n{'-' * 80}\n{script}", "") if script else (1, "", "no script")
+            return (0, f"Batch Script for {argv[2]}\n{'-' * 80}\n{script}\n", "") if script else (1, "", "no script")
         if argv[0] == "sacct":
             return (0, sacct, "") if sacct is not None else (1, "", "sacct: error: Problem talking to the database")
         if argv[:2] == ["scontrol", "write"]:
@@ -278,3 +278,16 @@ def test_het_job_tasks_are_numbered_across_components(tmp_path):
     # without the record, the reader cannot know: the exit is pinned on task 0
     alone = diagnose([str(log)]).verdict
     assert [(code, [u.task for u in units]) for code, units, _ in alone.exit_codes] == [("1", [0])]
+
+
+def test_cli_json_with_a_record_follows_the_schema(slurm_answers, tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).resolve().parents[1] / "sbatchlint" / "diagnose" / "schema.json").read_text())
+    log = tmp_path / "o.txt"
+    log.write_text("step 10 loss 2.3\n")
+    slurm_answers(sacct=OOM, scontrol=f"JobId=4242 JobName=train JobState=OUT_OF_MEMORY StdOut={log}\n")
+    result = CliRunner().invoke(main, ["diagnose", "--job", "4242", "--output-format", "json"])
+    data = json.loads(result.output)
+    jsonschema.validate(data, schema)
+    assert data["job"]["steps"] == [{"id": "4242.batch", "state": "OUT_OF_MEMORY", "exit_code": "0:125", "nodes": "n1"}]
+    assert (data["job"]["source"], data["job"]["std_out"]) == ("sacct", str(log))

@@ -269,6 +269,8 @@ def _strip_sacct_banner(text: str) -> str:
         if lines and set(lines[0].strip()) == {"-"}:
             lines = lines[1:]
     body = "".join(lines)
+    if body.endswith("\n"):
+        body = body[:-1]  # the newline sacct prints after the script
     return "" if body.strip() in ("", "NONE") else body
 
 
