@@ -291,3 +291,12 @@ def test_cli_json_with_a_record_follows_the_schema(slurm_answers, tmp_path):
     jsonschema.validate(data, schema)
     assert data["job"]["steps"] == [{"id": "4242.batch", "state": "OUT_OF_MEMORY", "exit_code": "0:125", "nodes": "n1"}]
     assert (data["job"]["source"], data["job"]["std_out"]) == ("sacct", str(log))
+
+
+def test_cli_a_job_whose_log_is_gone(slurm_answers, tmp_path):
+    gone = tmp_path / "slurm-5.out"
+    slurm_answers(scontrol=f"JobId=5 JobName=x JobState=FAILED ExitCode=1:0 NodeList=n1 StdOut={gone}\n")
+    result = CliRunner().invoke(main, ["diagnose", "--job", "5"])
+    assert result.exit_code == 1
+    assert result.output.startswith("no known cause: there is no log to read; Slurm recorded FAILED 1:0\n")
+    assert f"note: the job's log {gone} is not there: the verdict rests on what Slurm recorded" in result.output

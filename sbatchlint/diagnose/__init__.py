@@ -81,6 +81,9 @@ def _with_record(paths: List[str], stdin: Optional[BinaryIO], job: JobRecord) ->
         if result is not None:
             return result
     result = _from_logs(present, stdin, job)
+    if not present and not result.verdict.findings:
+        recorded = " ".join(x for x in (job.state, job.exit_code) if x) or "no state"
+        result.verdict.text = f"There is no log to read; Slurm recorded {recorded}"
     result.logs.extend(LogInfo(p, exists=False) for p in absent)
     for path in absent:
         result.verdict.notes.append(f"the job's log {path} is not there: the verdict rests on what Slurm recorded")
