@@ -300,3 +300,16 @@ def test_cli_a_job_whose_log_is_gone(slurm_answers, tmp_path):
     assert result.exit_code == 1
     assert result.output.startswith("no known cause: there is no log to read; Slurm recorded FAILED 1:0\n")
     assert f"note: the job's log {gone} is not there: the verdict rests on what Slurm recorded" in result.output
+
+
+def test_a_job_cancelled_before_it_started_has_no_log_but_a_cause(tmp_path):
+    from sbatchlint.diagnose import diagnose
+
+    record = parse_sacct(recorded("diagnose-cancelled"), asked("diagnose-cancelled"))
+    pending = JobRecord(job_id="88", state="CANCELLED by 1000", exit_code="0:0", source="sacct")
+    for job in (record, pending):
+        verdict = diagnose([str(tmp_path / "slurm-88.out")], job=job).verdict
+        assert [f.id for f in verdict.findings] == ["cancelled"] and verdict.found
+    # a failed job whose step srun cancelled is no cancelled job
+    failed = parse_sacct(recorded("diagnose-raise"), asked("diagnose-raise"))
+    assert not diagnose([str(tmp_path / "slurm-88.out")], job=failed).verdict.found

@@ -161,6 +161,8 @@ def analyse(collector: Collector, job: Optional[JobRecord] = None) -> Verdict:
             findings.append(Finding("node-failure", "a node failed during the job", []))
         elif cancels:
             findings.append(Finding("cancelled", "the job was cancelled before any task failed", [(cancels[0].line, 1)]))
+        elif job is not None and (job.state or "").startswith("CANCELLED"):
+            findings.append(Finding("cancelled", f"Slurm recorded the job as {job.state}", []))
         else:
             world = _duplicate_world(collector)
             if world:
