@@ -2,7 +2,7 @@
 configuration layer reads it.
 
 The recorded outputs (tests/data/slurm-outputs/) are written by hand in Slurm's documented
-formats; the live test cluster is read by tests/slurm/test_cluster_profile.py.
+formats; the live test cluster is read by tests/slurm/test_cluster_rules_on_slurm.py.
 """
 from __future__ import annotations
 
