@@ -124,8 +124,9 @@ def _job_text(job, paths: List[str]) -> List[str]:
     if rows:
         width = max(len(r.step_id) for _, r in rows)
         swidth = max(len(r.state or "") for _, r in rows)
+        kwidth = max(len(kind) for kind, _ in rows)
         for kind, r in rows:
-            out.append(f"  {kind:<9} {r.step_id:<{width}}  {(r.state or '?'):<{swidth}}  {r.exit_code or '?':>5}  "
+            out.append(f"  {kind:<{kwidth}} {r.step_id:<{width}}  {(r.state or '?'):<{swidth}}  {r.exit_code or '?':>5}  "
                        f"{r.nodes or ''}".rstrip())
     if job.reason and job.reason != "None":
         out.append(f"  reason: {job.reason}")
