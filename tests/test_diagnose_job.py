@@ -313,3 +313,12 @@ def test_a_job_cancelled_before_it_started_has_no_log_but_a_cause(tmp_path):
     # a failed job whose step srun cancelled is no cancelled job
     failed = parse_sacct(recorded("diagnose-raise"), asked("diagnose-raise"))
     assert not diagnose([str(tmp_path / "slurm-88.out")], job=failed).verdict.found
+
+
+def test_cli_a_running_job_is_said_to_be_running(slurm_answers, tmp_path):
+    log = tmp_path / "o.txt"
+    log.write_text("step 10 loss 2.3\n")
+    slurm_answers(scontrol=f"JobId=6 JobName=x JobState=RUNNING ExitCode=0:0 NodeList=n1 StdOut={log}\n")
+    result = CliRunner().invoke(main, ["diagnose", "--job", "6"])
+    assert result.exit_code == 1
+    assert "note: job 6 is RUNNING: its log may not hold its end yet" in result.output

@@ -63,6 +63,9 @@ def command_line(logs: List[str], job_script: Optional[str], output_format: str,
                         f": give its output file with `sbatchlint diagnose --job {job_id.strip()} --log FILE`")
         record = lookup.record or JobRecord(job_id=job_id.strip(), source="log")
         notes = lookup.notes
+        if (record.state or "").split(" ")[0] in ("PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING",
+                                                  "CONFIGURING", "COMPLETING"):
+            notes.append(f"job {record.job_id} is {record.state.split(' ')[0]}: its log may not hold its end yet")
         if lookup.record is None:
             notes.append("the verdict comes from the log alone")
         logs = logs or lookup.logs
