@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start a real 2-node Slurm cluster on this one host, for sbatchlint's tests.
+# Start a real Slurm cluster on this one host, for sbatchlint's tests.
 #
 # Slurm 22.05 from Debian 12's packages; three slurmd daemons (n1, n2 with 8
 # fake GPUs each, character devices under /run/fakegpu; n3 without GPUs)
@@ -10,9 +10,10 @@
 #
 # Partitions: batch (default) and interactive over n[1-2], MaxTime UNLIMITED;
 # short over n[1-2], MaxTime 30 min; cpu over n3 (no GPUs).
-# Accounts: root is associated with sbatchlint (default) and llm_research on
-# every partition, and with teaching on the cpu partition only; the account
-# other exists without root. Any other account is refused at submission.
+# Accounts: root is associated with sbatchlint (default), llm_research and (as
+# Slurm adds it) root on every partition, and with teaching on the cpu
+# partition only; the account other exists without root. Any other account is
+# refused at submission.
 #
 # Run as root. Idempotent: a second run leaves running daemons alone (it
 # restarts the Slurm daemons only when the generated config changed) and waits
