@@ -10,8 +10,10 @@ command run on the job's output file names the task, the node and the cause.
 With them run a job array whose element 1 fails, a het job whose second component's task fails,
 and a job cancelled while it runs. ``diagnose --job ID`` (no log given) finds every one of them
 through Slurm's accounting (sacct) and the controller: the same task, node and cause as from the
-log, and the job's and steps' Slurm states and exit codes. The cluster has no cgroups, so it
-cannot produce OUT_OF_MEMORY; that state is covered by tests/test_diagnose_job.py.
+log, and the job's and steps' Slurm states and exit codes. Two more tests take sources away: the
+controller (as when it has forgotten the job) and accounting (as on a site without slurmdbd).
+The cluster has no cgroups, so it cannot produce OUT_OF_MEMORY; that state is covered by
+tests/test_diagnose_job.py.
 
 ``SBATCHLINT_SAVE_SLURM_LOGS=1`` keeps the logs under ``tests/data/slurm-logs/`` (``diagnose-*``);
 ``SBATCHLINT_SAVE_SACCT=1`` keeps each job's sacct answer under ``tests/data/sacct/``.
@@ -399,3 +401,41 @@ def test_by_id_bad_input(jobs):
     done = subprocess.run([PY, "-m", "sbatchlint", "diagnose", "--job", "999999999"], capture_output=True,
                           text=True, cwd=str(REPO))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--log FILE" in done.stderr
+
+
+def test_by_id_without_accounting_the_controller_is_the_source(slurm, monkeypatch):
+    """Where sacct has nothing (a site without slurmdbd), the controller's record, while it
+    still knows the job, gives the state, the log and the script, and the output says so."""
+    from click.testing import CliRunner
+
+    from sbatchlint.cli import main
+    from sbatchlint.diagnose import slurm as sources
+
+    job = slurm.script(script(f"""
+        #!/bin/bash
+        #SBATCH --job-name=no-accounting
+        #SBATCH --nodes=2
+        #SBATCH --ntasks-per-node=1
+        #SBATCH --time=1
+        #SBATCH --output=%x-%j.log
+        srun -l {PY} -c 'import os
+        if os.environ["SLURM_PROCID"] == "1":
+            raise KeyError("tokenizer_config")'
+        """), "no-accounting.sbatch")
+    info, _ = slurm.run(job, timeout=200)
+    assert info.state == "FAILED", info
+    real = sources.run
+
+    def no_accounting(argv):
+        if argv[0] == "sacct":
+            return 1, "", "sacct: error: Slurm accounting storage is disabled"
+        return real(argv)
+
+    monkeypatch.setattr(sources, "run", no_accounting)
+    result = CliRunner().invoke(main, ["diagnose", "--job", str(info.job_id), "--output-format", "json"])
+    data = json.loads(result.output)
+    assert result.exit_code == 0, result.output
+    assert data["job"]["source"] == "scontrol" and data["job"]["state"] == "FAILED"
+    assert data["job"]["std_out"] == str(slurm.workdir / f"no-accounting-{info.job_id}.log")
+    assert first(data) == (1, "n2") and "KeyError: 'tokenizer_config'" in data["verdict"]
+    assert "sacct gave no answer (sacct: error: Slurm accounting storage is disabled)" in data["notes"]
