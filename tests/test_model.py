@@ -92,11 +92,15 @@ def test_unquoted_expansion_is_split_and_quoted_is_not():
 
 
 def test_defaults_and_environment_variables():
-    model = text_script('#!/bin/bash\nNNODES=${SLURM_JOB_NUM_NODES:-2}\nsrun -N "$NNODES" hostname\n')
+    model = text_script('#!/bin/bash\nNNODES=${NODES:-2}\nsrun -N "$NNODES" hostname\n')
     value = model.steps[0].option("nodes")
     word = value.value_word
     texts = [a.text for a in word.alternatives]
-    assert texts == ["${SLURM_JOB_NUM_NODES}", "2"]
+    assert texts == ["${NODES}", "2"]
+    # Slurm sets SLURM_JOB_NUM_NODES in every job: its default never applies there
+    model = text_script('#!/bin/bash\nNNODES=${SLURM_JOB_NUM_NODES:-2}\nsrun -N "$NNODES" hostname\n')
+    word = model.steps[0].option("nodes").value_word
+    assert word.alternatives is None and not word.known and word.text == "${SLURM_JOB_NUM_NODES}"
 
 
 def test_export_marks_variables():

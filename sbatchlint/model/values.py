@@ -23,6 +23,7 @@ from tree_sitter import Node
 from ..shell import ancestors, inner, may_cut_words, node_span, only_assignments, parameter_length, word_chain
 from ..source import Span
 from ..lazyre import lazy
+from .variables import ALWAYS_SET
 
 MAX_ALTERNATIVES = 16
 MAX_DEPTH = 12
@@ -624,6 +625,9 @@ class Values:
             base = [Value(())]
         elif assignment.kind == "array":
             base = [self._array_text(value_node, depth)]
+            if appends(assignment.node):  # ``A+=(…)``: the elements before it, then these
+                before = self.lookup(name, assignment.start, assignment.node, depth + 1) or [unknown]
+                return _product([before, [Value((Piece(" ", None),))], base])
         else:
             base = self.evaluate(value_node, depth=depth + 1, assignment=True)
         if assignment.kind == "append":
@@ -642,7 +646,8 @@ class Values:
         return Value(tuple(pieces))
 
     def array_elements(self, name: str, at: int) -> Optional[List[Value]]:
-        """The elements of the array assigned last before ``at``, or None when unknown."""
+        """The elements of the array assigned last before ``at`` (after the elements ``A+=(…)``
+        appends to it), or None when unknown."""
         for assignment in reversed(self.assignments_before(name, at)):
             if assignment.kind == "array" and assignment.value_node is not None:
                 out = []
@@ -651,6 +656,11 @@ class Values:
                     if not alternatives:
                         return None
                     out.append(alternatives[-1])
+                if appends(assignment.node):
+                    before = self.array_elements(name, assignment.start)
+                    if before is None:
+                        return None
+                    out = before + out
                 return out
             return None
         return None
@@ -1023,6 +1033,8 @@ class Values:
             if is_unknown:
                 # Unset in the script: the environment may provide it, else the default.
                 unknown_named = Value((Piece("", span, quote, known=False, name=name),))
+                if name in ALWAYS_SET:
+                    return [unknown_named]  # ``${SLURM_NNODES:-1}``: Slurm sets it in every job
                 return [unknown_named] + default
             return found
         if operator in (":?", "?"):
@@ -1232,6 +1244,11 @@ class Word:
         if not spans or any(p.via for p in self.pieces):
             return None
         return Span(min(s.start for s in spans), max(s.end for s in spans))
+
+
+def appends(node: Node) -> bool:
+    """An assignment node written with ``+=`` (``A+=(…)``, ``X+=…``)."""
+    return any(c.type == "+=" for c in node.children)
 
 
 def split_value(value: Value) -> List[Value]:

@@ -46,17 +46,20 @@ class Variable:
     slurm: Optional[str] = None
     # The pattern srun's file-name options (--output, --error, --input) replace with this value.
     file_pattern: Optional[str] = None
+    # Slurm sets it in the batch shell and in every task of every step: inside a job, a default
+    # such as ``${SLURM_NNODES:-1}`` never applies.
+    always_set: bool = False
 
 
 _V = Variable
 TABLE: Tuple[Variable, ...] = (
     # -- Slurm, per task -----------------------------------------------------------------------
-    _V("SLURM_PROCID", TASK, index=RANK, in_every_task=True, file_pattern="%t"),
-    _V("SLURM_LOCALID", TASK, index=LOCAL, in_every_task=True),
+    _V("SLURM_PROCID", TASK, index=RANK, in_every_task=True, file_pattern="%t", always_set=True),
+    _V("SLURM_LOCALID", TASK, index=LOCAL, in_every_task=True, always_set=True),
     # -- per node ------------------------------------------------------------------------------
-    _V("SLURM_NODEID", NODE, index=NODE_INDEX, in_every_task=True, file_pattern="%n"),
-    _V("SLURMD_NODENAME", NODE, index=HOST),
-    _V("SLURM_TOPOLOGY_ADDR", NODE, index=HOST),
+    _V("SLURM_NODEID", NODE, index=NODE_INDEX, in_every_task=True, file_pattern="%n", always_set=True),
+    _V("SLURMD_NODENAME", NODE, index=HOST, always_set=True),
+    _V("SLURM_TOPOLOGY_ADDR", NODE, index=HOST, always_set=True),
     _V("HOSTNAME", NODE, SHELL, index=HOST),
     # -- per step (every SLURM_STEP_* name is, see scope_of) --------------------------------------
     _V("SLURM_STEPID", STEP, in_every_task=True),
@@ -66,8 +69,8 @@ TABLE: Tuple[Variable, ...] = (
     _V("SLURM_STEP_NUM_NODES", STEP, in_every_task=True),
     _V("SLURM_STEP_NODELIST", STEP, in_every_task=True),
     _V("SLURM_STEP_TASKS_PER_NODE", STEP, in_every_task=True),
-    _V("SLURM_GTIDS", STEP, index=RANK),
-    _V("SLURM_TASK_PID", STEP),
+    _V("SLURM_GTIDS", STEP, index=RANK, always_set=True),
+    _V("SLURM_TASK_PID", STEP, always_set=True),
     _V("SLURM_SRUN_COMM_PORT", STEP),
     # -- set per worker by a launcher ------------------------------------------------------------
     _V("RANK", LAUNCHER, TORCHRUN, index=RANK, slurm="SLURM_PROCID"),
@@ -98,28 +101,28 @@ TABLE: Tuple[Variable, ...] = (
     _V("HIP_VISIBLE_DEVICES", GPU),
     _V("GPU_DEVICE_ORDINAL", GPU),
     # -- the same in every task of the job -------------------------------------------------------
-    _V("SLURM_JOB_ID", JOB, in_every_task=True),
-    _V("SLURM_JOBID", JOB, in_every_task=True),
-    _V("SLURM_JOB_NAME", JOB),
-    _V("SLURM_JOB_NUM_NODES", JOB, in_every_task=True),
-    _V("SLURM_NNODES", JOB, in_every_task=True, per_step_value=True),
-    _V("SLURM_JOB_NODELIST", JOB, in_every_task=True),
-    _V("SLURM_NODELIST", JOB, in_every_task=True, per_step_value=True),
+    _V("SLURM_JOB_ID", JOB, in_every_task=True, always_set=True),
+    _V("SLURM_JOBID", JOB, in_every_task=True, always_set=True),
+    _V("SLURM_JOB_NAME", JOB, always_set=True),
+    _V("SLURM_JOB_NUM_NODES", JOB, in_every_task=True, always_set=True),
+    _V("SLURM_NNODES", JOB, in_every_task=True, per_step_value=True, always_set=True),
+    _V("SLURM_JOB_NODELIST", JOB, in_every_task=True, always_set=True),
+    _V("SLURM_NODELIST", JOB, in_every_task=True, per_step_value=True, always_set=True),
     _V("SLURM_NTASKS", JOB, in_every_task=True, per_step_value=True),
     _V("SLURM_NPROCS", JOB, in_every_task=True, per_step_value=True),
     _V("SLURM_NTASKS_PER_NODE", JOB, per_step_value=True),
-    _V("SLURM_TASKS_PER_NODE", JOB, in_every_task=True, per_step_value=True),
-    _V("SLURM_JOB_CPUS_PER_NODE", JOB),
-    _V("SLURM_CPUS_ON_NODE", JOB, per_step_value=True),
+    _V("SLURM_TASKS_PER_NODE", JOB, in_every_task=True, per_step_value=True, always_set=True),
+    _V("SLURM_JOB_CPUS_PER_NODE", JOB, always_set=True),
+    _V("SLURM_CPUS_ON_NODE", JOB, per_step_value=True, always_set=True),
     _V("SLURM_CPUS_PER_TASK", JOB, per_step_value=True),
     _V("SLURM_GPUS_ON_NODE", JOB, per_step_value=True),
     _V("SLURM_GPUS_PER_NODE", JOB),
-    _V("SLURM_JOB_PARTITION", JOB),
+    _V("SLURM_JOB_PARTITION", JOB, always_set=True),
     _V("SLURM_JOB_ACCOUNT", JOB),
     _V("SLURM_JOB_QOS", JOB),
-    _V("SLURM_SUBMIT_DIR", JOB, in_every_task=True),
-    _V("SLURM_SUBMIT_HOST", JOB),
-    _V("SLURM_CLUSTER_NAME", JOB),
+    _V("SLURM_SUBMIT_DIR", JOB, in_every_task=True, always_set=True),
+    _V("SLURM_SUBMIT_HOST", JOB, always_set=True),
+    _V("SLURM_CLUSTER_NAME", JOB, always_set=True),
     _V("SLURM_ARRAY_JOB_ID", JOB),
     _V("SLURM_ARRAY_TASK_ID", JOB),
     _V("SLURM_ARRAY_TASK_COUNT", JOB),
@@ -183,6 +186,9 @@ WORLD_SIZE = next(v.name for v in TABLE if v.set_by == TORCHRUN and v.slurm is n
 SHELL_SET: FrozenSet[str] = _names(set_by=(SHELL,))
 # srun's file-name patterns for the values it can put into a file name itself.
 FILE_PATTERN: Dict[str, str] = {v.name: v.file_pattern for v in TABLE if v.file_pattern}
+# Set by Slurm in the batch shell and in every task (checked with ``env`` in a batch script and in
+# an ``srun`` step on Slurm 22.05).
+ALWAYS_SET: FrozenSet[str] = _names(always_set=(True,))
 # Slurm's own rank variable: the task's index in its step.
 SLURM_RANK = next(v.name for v in TABLE if v.set_by == SLURM and v.index == RANK and v.scope == TASK)
 
