@@ -54,7 +54,9 @@ def only(text: str):
         ("srun conda run -n env python train.py", SRUN_NATIVE, "conda run -n env python", "train.py"),
         ("srun bash -c 'cd /w && torchrun --nnodes 2 train.py'", TORCHRUN, "torchrun", "train.py"),
         ("srun apptainer exec --nv -B /l:/l img.sif torchrun t.py", TORCHRUN, "apptainer exec --nv -B /l:/l img.sif torchrun", "t.py"),
-        ("srun singularity run --pwd /w img.sif python t.py", SRUN_NATIVE, "singularity run --pwd /w img.sif python", "t.py"),
+        ("srun singularity exec --pwd /w img.sif python t.py", SRUN_NATIVE, "singularity exec --pwd /w img.sif python", "t.py"),
+        ("srun nsys profile -o torchrun_prof -t cuda python t.py", SRUN_NATIVE, "python", "t.py"),
+        ("srun numactl -C 0-7 --membind 0 torchrun t.py", TORCHRUN, "torchrun", "t.py"),
     ],
 )
 def test_recognise(command, kind, program, entry):
@@ -64,7 +66,13 @@ def test_recognise(command, kind, program, entry):
     assert launch.entry is not None and launch.entry.name == entry
 
 
-@pytest.mark.parametrize("command", ["srun hostname", "srun python -c 'print(1)' | tee x", "srun nvidia-smi", "srun $LAUNCHER train.py"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "srun hostname", "srun python -c 'print(1)' | tee x", "srun nvidia-smi", "srun $LAUNCHER train.py",
+        "srun singularity run img.sif python train.py",  # the image's runscript decides
+    ],
+)
 def test_not_a_training_launcher(command):
     found = [l for l in launches(script(HEADER + command + "\n")) if l.kind != SRUN_NATIVE or l.entry.kind != "code"]
     assert not found

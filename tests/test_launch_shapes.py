@@ -3,7 +3,7 @@ defaults of variables Slurm always sets, wrappers in front of the launcher, sing
 launcher variables, branches, and node counts decided at submission."""
 from __future__ import annotations
 
-from lintutil import codes, lint_text
+from lintutil import codes, fix_text, lint_text
 from sbatchlint.model.script import Script
 from sbatchlint.source import Source
 
@@ -66,3 +66,67 @@ def test_a_default_of_a_variable_slurm_always_sets_never_applies():
     # a variable of the script's own keeps its default
     own = ONE_PER_NODE + "srun --kill-on-bad-exit=1 torchrun --nnodes=${NODES:-1} --nproc_per_node=8 train.py\n"
     assert Script(Source(own.encode(), "job.sh")).launches[0].option("nnodes").number == 1
+
+
+# -- wrappers with their own grammars ---------------------------------------------------------------
+def launch_kinds(text: str) -> list:
+    script = Script(Source(text.encode(), "job.sh"))
+    return [(launch.kind, launch.entry.name if launch.entry else None) for launch in script.launches]
+
+
+def test_profilers_and_binders_in_front_of_the_launcher_are_read_through():
+    for wrapper in (
+        "nsys profile -t cuda,nvtx --force-overwrite true -o run_%q{SLURM_PROCID}",
+        "nsys profile --stats=false --capture-range=cudaProfilerApi",
+        "numactl -C 0-31 --membind 0",
+        "numactl --cpunodebind=0 -l",
+        "taskset -c 0-31",
+        "env -u CUDA_LAUNCH_BLOCKING NCCL_DEBUG=INFO",
+        "timeout 3h",
+    ):
+        text = EIGHT_PER_NODE + f"srun --kill-on-bad-exit=1 {wrapper} torchrun --nproc_per_node=8 --master_port=29500 train.py\n"
+        assert launch_kinds(text) == [("torchrun", "train.py")], wrapper
+        assert codes(text, ["SBL101"]) == ["SBL101"], wrapper
+
+
+def test_a_wrapper_option_value_is_not_the_program():
+    # -o takes "torchrun_prof": the program is python, not torchrun
+    text = ONE_PER_NODE + "srun --kill-on-bad-exit=1 nsys profile -o torchrun_prof python train.py\n"
+    assert launch_kinds(text) == [("srun-native", "train.py")]
+    text = ONE_PER_NODE + "srun --kill-on-bad-exit=1 numactl -N 1 -m 1 torchrun --nproc_per_node=8 train.py\n"
+    assert launch_kinds(text) == [("torchrun", "train.py")]
+
+
+def test_wrappers_that_run_no_command_hide_no_launcher():
+    assert launch_kinds(ONE_PER_NODE + "srun nsys stats torchrun.nsys-rep\n") == []
+    assert launch_kinds(ONE_PER_NODE + "srun taskset -p 0x3 1234\n") == []
+
+
+def test_apptainer_run_is_the_images_own_runscript():
+    exec_ = ONE_PER_NODE + HEAD + (
+        "srun --kill-on-bad-exit=1 apptainer exec --nv --bind /scratch:/scratch train.sif "
+        "torchrun --nproc_per_node=8 train.py\n"
+    )
+    assert launch_kinds(exec_) == [("torchrun", "train.py")]
+    assert codes(exec_, ["SBL103"]) == ["SBL103"]
+    run = exec_.replace("apptainer exec", "apptainer run")
+    assert launch_kinds(run) == []
+    assert codes(run, ["SBL103"]) == []
+
+
+def test_apptainer_steps_get_no_pyxis_findings():
+    text = ONE_PER_NODE + HEAD + (
+        "srun --kill-on-bad-exit=1 singularity exec --nv -B /lustre/data:/data train.sif "
+        f"torchrun {C10D} train.py --data /data\n"
+    )
+    assert [c for c in codes(text) if c.startswith("SBL3")] == []
+
+
+def test_the_batch_shell_fix_puts_srun_before_per_process_wrappers():
+    text = ONE_PER_NODE + "time nsys profile -o prof_%h torchrun --nproc_per_node=8 train.py\n"
+    assert codes(text, ["SBL112"]) == ["SBL112"]
+    fixed = fix_text(text, ["SBL112"], unsafe=True)
+    step = fixed.splitlines()[-1]
+    assert step.startswith("time srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 nsys profile -o prof_%h torchrun ")
+    assert fix_text(fixed, ["SBL112"], unsafe=True) == fixed
+    assert codes(fixed, ["SBL112"]) == []

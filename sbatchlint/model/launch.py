@@ -12,7 +12,10 @@ string), the launcher is recognised behind wrappers (``exec``, ``env X=1``, ``uv
 - ``deepspeed``: ``deepspeed`` (or ``python -m deepspeed.launcher.runner``).
 
 ``apptainer``/``singularity exec [opts] IMAGE`` in front is read through (its ``--pwd`` sets the
-working directory). Every argument stays a ``Word`` (with its source spans), the launcher's own options are read with
+working directory); ``apptainer run IMAGE`` runs the image's own runscript, so its launcher is
+unknown. ``nsys profile``, ``numactl``, ``taskset`` and the other wrappers of ``model/steps.py``
+are read through with their own option grammars (``nsys profile -o torchrun_prof python t.py``
+runs python). Every argument stays a ``Word`` (with its source spans), the launcher's own options are read with
 its option table (both ``_`` and ``-`` spellings, ``=value`` or a separate value, unique
 abbreviations as argparse allows), and the parallelism sizes the entry point receives
 (``--tp 2``, ``--tensor-model-parallel-size 2``, ``model.tensor_model_parallel_size=2``…) are
@@ -569,7 +572,9 @@ def recognise(step: Step, command: Command, workdir: Optional[str] = None) -> Op
                 # ``uv run script.py``: uv runs it with the project's Python
                 return _finish(step, command, SRUN_NATIVE, launcher, [], EntryPoint("script", [argv[i]]), argv[i + 1 :], start, workdir)
             continue
-        if program in CONTAINER_RUNNERS and _text(argv, i + 1) in ("exec", "run"):
+        if program in CONTAINER_RUNNERS and _text(argv, i + 1) == "run":
+            return None  # ``apptainer run IMAGE …``: the image's own runscript, whatever it launches
+        if program in CONTAINER_RUNNERS and _text(argv, i + 1) == "exec":
             takes_value = CONTAINER_RUNNERS[program]
             launcher.extend(argv[i : i + 2])
             i += 2

@@ -32,7 +32,22 @@ WRAPPERS: Dict[str, Tuple[str, ...]] = {
     "stdbuf": ("-i", "-o", "-e"),
     "env": ("-u", "-C", "-S"),
     "timeout": ("-s", "-k", "--signal", "--kill-after"),
+    # numactl [opts] CMD: its policy options take a value (``-C 0-7``, ``--membind 0``)
+    "numactl": (
+        "-i", "--interleave", "-p", "--preferred", "-P", "--preferred-many", "-m", "--membind",
+        "-N", "--cpunodebind", "--cpubind", "-C", "--physcpubind", "-w", "--weighted-interleave",
+        "-L", "--length", "-o", "--offset", "-M", "--mode", "-S", "--shm", "-f", "--file", "-I", "--shmid",
+    ),
+    # taskset [-a] [-c] MASK CMD (``taskset -p`` acts on a running process: no command)
+    "taskset": (),
+    # nsys profile|launch [opts] CMD: nearly every option takes a value (``-o F``, ``-t cuda,nvtx``,
+    # ``-f true``), so an option takes the next word unless that word is an option itself
+    "nsys": (),
 }
+# Wrappers with a subcommand before their options (``nsys profile``); another subcommand runs no command.
+SUBCOMMANDS: Dict[str, Tuple[str, ...]] = {"nsys": ("profile", "launch")}
+# Wrappers whose options all take a value, written attached or as the next word.
+VALUED = frozenset({"nsys"})
 LOOP_TYPES = frozenset({"for_statement", "c_style_for_statement", "while_statement"})
 
 
@@ -270,6 +285,27 @@ def _basename(path: str) -> str:
 
 def unwrap(argv: List[Word]) -> int:
     """The index of the real program behind wrappers such as ``exec``, ``time``, ``env X=1``."""
+    return _unwrap(argv, [])
+
+
+def task_wrapper_index(argv: List[Word]) -> Optional[int]:
+    """The index of the first wrapper in front of the real program that belongs to each process
+    (``numactl``, ``taskset``, ``nsys profile``): an ``srun`` put in front of the program goes
+    before it, so every task runs it. None when there is none."""
+    found: List[int] = []
+    _unwrap(argv, found)
+    for index in found:
+        if _basename(argv[index].text) in PER_PROCESS_WRAPPERS:
+            return index
+    return None
+
+
+# Wrappers that act on the process they start (its CPUs, memory, profile), not on the shell's job.
+PER_PROCESS_WRAPPERS = frozenset({"numactl", "taskset", "nsys", "stdbuf"})
+
+
+def _unwrap(argv: List[Word], wrappers: List[int]) -> int:
+    """``unwrap``, adding the index of each wrapper word to ``wrappers``."""
     i = 0
     while i < len(argv):
         word = argv[i]
@@ -278,20 +314,38 @@ def unwrap(argv: List[Word]) -> int:
         name = _basename(word.text)
         if name not in WRAPPERS:
             return i
+        wrappers.append(i)
         takes_value = WRAPPERS[name]
+        at = i
         i += 1
+        subcommands = SUBCOMMANDS.get(name)
+        if subcommands is not None:
+            if i >= len(argv) or not argv[i].known or argv[i].text not in subcommands:
+                return at  # ``nsys stats report.nsys-rep``: the wrapper runs no command
+            i += 1
+        positional = name == "taskset"  # the mask (or CPU list) before the command
         while i < len(argv) and argv[i].known:
             text = argv[i].text
             if text in takes_value:
                 i += 2
                 continue
+            if name in VALUED and text.startswith("-") and "=" not in text:
+                following = argv[i + 1] if i + 1 < len(argv) else None
+                i += 2 if following is not None and following.known and not following.text.startswith("-") else 1
+                continue
             if text.startswith("-"):
+                if positional and text in ("-p", "--pid"):
+                    return at  # ``taskset -p MASK PID``: no command
                 i += 1
                 continue
             if name == "env" and "=" in text and not text.startswith("="):
                 i += 1
                 continue
             if name == "timeout" and text[:1].isdigit():
+                i += 1
+                continue
+            if positional:
+                positional = False
                 i += 1
                 continue
             break

@@ -31,7 +31,7 @@ from ..model.launch import (
     runs_remote_starter,
 )
 from ..model import placement, variables
-from ..model.steps import Step
+from ..model.steps import Step, task_wrapper_index
 from ..model.variables import TASK_COUNT_VARIABLES
 from ..model.tasks import tasks_running
 from ..model.workload import Workload, classify
@@ -1151,7 +1151,8 @@ class LauncherInBatchShell(Rule):
     summary = "torchrun run by the batch shell of a multi-node job, without srun: only the first node works."
     what = """
         Finds `torchrun`, `python -m torch.distributed.run` or `.launch` (also behind `uv run`,
-        `conda run`, `apptainer exec`…, directly or in a `bash -c` string) that the batch script
+        `conda run`, `apptainer exec`, `nsys profile`, `numactl`…, directly or in a `bash -c`
+        string) that the batch script
         runs itself, outside any `srun` step, in a job of several nodes (`#SBATCH --nodes=2`),
         or with its own `--nnodes` above 1.
         Not reported: launchers that reach the other nodes themselves (the `deepspeed` launcher,
@@ -1178,8 +1179,9 @@ class LauncherInBatchShell(Rule):
         run and where: check the entry point's batch sizes. No fix when the launch is built
         from a variable or a string, already names a rendezvous, a node rank or a master
         address, sets `--standalone` or a node count other than the job's, or passes a per-task
-        value the batch shell would expand once. A Megatron-Bridge entry point is better run
-        srun-native (SBL102) once it is a step.
+        value the batch shell would expand once. Wrappers that act on each process (`nsys
+        profile`, `numactl`, `taskset`) go into the step, after `srun`; `time`, `timeout` and
+        `env` stay in front of it.
     """
     examples = (
         Bad(
@@ -1285,7 +1287,8 @@ class LauncherInBatchShell(Rule):
         nnodes = launch.option("nnodes")
         if nnodes is not None and not (nnodes.known and job.nodes.value is not None and nnodes.text == str(job.nodes.value)):
             return None
-        first = launch.command.argv[launch.index]
+        wrapper = task_wrapper_index(launch.command.argv[: launch.index])
+        first = launch.command.argv[launch.index if wrapper is None else wrapper]
         start = literal_span(first.value)
         offset, quote = launch.insertion_after_launcher()
         if start is None or offset is None or quote != "":
