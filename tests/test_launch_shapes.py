@@ -130,3 +130,38 @@ def test_the_batch_shell_fix_puts_srun_before_per_process_wrappers():
     assert step.startswith("time srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 nsys profile -o prof_%h torchrun ")
     assert fix_text(fixed, ["SBL112"], unsafe=True) == fixed
     assert codes(fixed, ["SBL112"]) == []
+
+
+# -- single-quoted launcher variables -----------------------------------------------------------------
+SINGLE_QUOTED = ONE_PER_NODE + HEAD + (
+    'export LAUNCHER="python -u -m torch.distributed.launch --nproc_per_node 8 --nnodes 2 \\\n'
+    '    --master_addr $MASTER_ADDR --master_port 6000"\n'
+    'export PROGRAM="pretrain_gpt.py --tensor-model-parallel-size 2"\n'
+    "srun bash -c '$LAUNCHER --node_rank $SLURM_PROCID $PROGRAM'\n"
+)
+
+
+def test_a_launcher_the_task_takes_from_the_environment_is_read():
+    script = Script(Source(SINGLE_QUOTED.encode(), "job.sh"))
+    (launch,) = script.launches
+    assert launch.kind == "torch.distributed.launch"
+    assert launch.entry is not None and launch.entry.name == "pretrain_gpt.py"
+    assert launch.has("master_addr", "node_rank")
+    assert launch.parallelism["tp"].number == 2
+    found = only("SBL107", SINGLE_QUOTED)
+    assert len(found) == 1 and "torch.distributed.launch step runs 2 tasks" in found[0].message
+    fixed = fix_text(SINGLE_QUOTED, ["SBL107"])
+    assert "srun --kill-on-bad-exit=1 bash -c '$LAUNCHER --node_rank $SLURM_PROCID $PROGRAM'" in fixed
+    assert fix_text(fixed, ["SBL107"]) == fixed
+    # the task expands $SLURM_PROCID itself and gets the master address: nothing else to say
+    assert codes(SINGLE_QUOTED, ["SBL103", "SBL113", "SBL201"]) == []
+
+
+def test_a_variable_the_task_does_not_receive_stays_unknown():
+    plain = SINGLE_QUOTED.replace("export LAUNCHER=", "LAUNCHER=")
+    assert Script(Source(plain.encode(), "job.sh")).launches == []
+    assert "SBL203" in codes(plain)  # the task sees it empty: reported as such
+    none = SINGLE_QUOTED.replace("srun bash", "srun --export=NONE bash")
+    assert Script(Source(none.encode(), "job.sh")).launches == []
+    quoted = SINGLE_QUOTED.replace("'$LAUNCHER --node_rank", "'\"$LAUNCHER\" --node_rank")
+    assert Script(Source(quoted.encode(), "job.sh")).launches == []  # one word: no program of that name

@@ -15,7 +15,9 @@ string), the launcher is recognised behind wrappers (``exec``, ``env X=1``, ``uv
 working directory); ``apptainer run IMAGE`` runs the image's own runscript, so its launcher is
 unknown. ``nsys profile``, ``numactl``, ``taskset`` and the other wrappers of ``model/steps.py``
 are read through with their own option grammars (``nsys profile -o torchrun_prof python t.py``
-runs python). Every argument stays a ``Word`` (with its source spans), the launcher's own options are read with
+runs python). In a single-quoted task string, an unquoted ``$LAUNCHER`` that the batch shell
+exported before the step (and srun passes) is the exported value, split as the task's shell
+splits it (``srun bash -c '$LAUNCHER --node_rank $SLURM_PROCID $CMD'``). Every argument stays a ``Word`` (with its source spans), the launcher's own options are read with
 its option table (both ``_`` and ``-`` spellings, ``=value`` or a separate value, unique
 abbreviations as argparse allows), and the parallelism sizes the entry point receives
 (``--tp 2``, ``--tensor-model-parallel-size 2``, ``model.tensor_model_parallel_size=2``…) are
@@ -924,11 +926,59 @@ def launches_of(script: "Script", step: Step) -> List[Launch]:
     return script.launches_of(step)
 
 
+def _inherited(script: "Script", step: Step, command: Command) -> Command:
+    """``command`` with the words its task's shell takes from the environment filled in: an
+    unquoted ``$LAUNCHER`` in a single-quoted task string (``srun bash -c '$LAUNCHER train.py'``)
+    is the value the batch shell exported before the step, split as bash splits it. The command
+    itself when no such word stands before the entry point could be found."""
+    if not command.in_string or not any(_inherited_name(w) for w in command.argv[:4]):
+        return command
+    export = step.option(option_table.EXPORT)
+    if export is not None and (not export.value_known or "ALL" not in (export.value or "").split(",")):
+        return command  # srun passes only some variables: leave it unknown
+    at = step.command.node.start_byte
+    values = script.values
+    argv: List[Word] = []
+    changed = False
+    for word in command.argv:
+        name = _inherited_name(word)
+        if name is None or not values.is_exported(name, at):
+            argv.append(word)
+            continue
+        found = values.lookup(name, at, step.command.node)
+        if not found or not found[-1].pieces:
+            argv.append(word)
+            continue
+        argv.extend(Word(part, None, word.span, None) for part in split_value(_splittable(found[-1])))
+        changed = True
+    if not changed:
+        return command
+    return Command(command.node, argv, command.env, True, step)
+
+
+def _inherited_name(word: Word) -> Optional[str]:
+    """The NAME of a word that is exactly an unquoted ``$NAME`` the task's shell expands."""
+    if len(word.pieces) != 1:
+        return None
+    piece = word.pieces[0]
+    if piece.known or not piece.task or piece.quote != "" or not piece.name:
+        return None
+    return piece.name
+
+
+def _splittable(value: Value) -> Value:
+    """A value as the task's shell receives it from the environment: plain text it splits on IFS."""
+    from .values import Piece
+
+    return Value(tuple(Piece(p.text, p.span, p.quote, p.known, p.name, p.escaped, p.via, True, p.task, p.loop) for p in value.pieces))
+
+
 def build_launches(script: "Script") -> List[Launch]:
     out: List[Launch] = []
     for step in script.steps:
         for index, command in enumerate(step.task_commands):
             workdir = _workdir(script, step, command)
+            command = _inherited(script, step, command)
             launch = recognise(step, command, workdir)
             if launch is None:
                 continue
@@ -939,7 +989,7 @@ def build_launches(script: "Script") -> List[Launch]:
             variants: List[Launch] = []
             if command.in_string:
                 for other in _string_variants(script, step, index):
-                    variant = recognise(step, other, workdir)
+                    variant = recognise(step, _inherited(script, step, other), workdir)
                     if variant is not None and variant.kind == launch.kind:
                         variants.append(variant)
             else:
