@@ -165,3 +165,48 @@ def test_a_variable_the_task_does_not_receive_stays_unknown():
     assert Script(Source(none.encode(), "job.sh")).launches == []
     quoted = SINGLE_QUOTED.replace("'$LAUNCHER --node_rank", "'\"$LAUNCHER\" --node_rank")
     assert Script(Source(quoted.encode(), "job.sh")).launches == []  # one word: no program of that name
+
+
+# -- node counts decided at submission ------------------------------------------------------------
+NO_NODES = "#!/bin/bash\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+
+
+def test_per_task_variables_are_reported_when_sbatch_decides_the_node_count():
+    accelerate = NO_NODES + (
+        'srun --kill-on-bad-exit=1 bash -c "accelerate launch --num_machines \\$SLURM_NNODES '
+        '--machine_rank $SLURM_PROCID --main_process_ip $(hostname) train.py"\n'
+    )
+    found = only("SBL201", accelerate)
+    assert len(found) == 1 and found[0].fix is not None
+    assert "\\$SLURM_PROCID" in fix_text(accelerate, ["SBL201"])
+    direct = NO_NODES + "srun --kill-on-bad-exit=1 python train.py --rank $SLURM_PROCID\n"
+    assert codes(direct, ["SBL201"]) == ["SBL201"]
+    # a step that sets its own single task (or node) gets the batch shell's value anyway
+    assert codes(direct.replace("srun ", "srun -n1 "), ["SBL201"]) == []
+    assert codes(direct.replace("srun ", "srun -N1 ").replace("$SLURM_PROCID", "$SLURM_NODEID"), ["SBL201"]) == []
+    assert codes(direct.replace("srun ", "srun -n1 ").replace("$SLURM_PROCID", "$SLURM_NODEID"), ["SBL201"]) == []
+
+
+def test_sbl103_warns_when_a_launch_written_for_several_nodes_gets_its_count_at_submission():
+    text = NO_NODES + "srun --kill-on-bad-exit=1 torchrun --nnodes=$SLURM_NNODES --nproc_per_node=8 train.py\n"
+    (finding,) = only("SBL103", text)
+    assert finding.severity.name == "WARNING"
+    assert "several nodes (`sbatch -N`) without --node_rank" in finding.message
+    # a launch with no node option at all: nothing says it is meant for several nodes
+    assert codes(NO_NODES + "srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 train.py\n", ["SBL103"]) == []
+    # with the node count in the header it is an error, as before
+    (error,) = only("SBL103", text.replace("#SBATCH --ntasks", "#SBATCH --nodes=2\n#SBATCH --ntasks"))
+    assert error.severity.name == "ERROR"
+
+
+def test_sbl113_and_sbl101_when_sbatch_decides_the_node_count():
+    static = NO_NODES + (
+        "srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=$SLURM_NNODES --node_rank=$SLURM_NODEID "
+        "--nproc_per_node=8 train.py'\n"
+    )
+    (finding,) = only("SBL113", static)
+    assert "several nodes (`sbatch -N`)" in finding.message
+    eight = NO_NODES.replace("--ntasks-per-node=1", "--ntasks-per-node=8") + (
+        "srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 --master_port=29500 train.py\n"
+    )
+    assert codes(eight, ["SBL101"]) == ["SBL101"]

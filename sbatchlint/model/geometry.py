@@ -233,6 +233,13 @@ class Geometry:
         return False
 
     @property
+    def nodes_at_submission(self) -> bool:
+        """No node count in the script: Slurm's default of one node, which ``sbatch -N`` (or
+        ``SBATCH_NNODES``) replaces when the job is submitted. The script may be written for
+        several nodes, so rules treat the count as unknown rather than as one node."""
+        return self.nodes.origin is not None and self.nodes.origin.where == "default"
+
+    @property
     def gpu_requested(self) -> bool:
         """Any GPU request applies to this step (even one whose count is unknown)."""
         return bool(self.gpu_requests)

@@ -75,6 +75,10 @@ def _same_as_batch_shell(name: str, scope: str, script, step) -> bool:
     if step.has(option_table.NODELIST, option_table.EXCLUDE, option_table.RELATIVE) or step.options_incomplete:
         return False
     shape = geometry(script, step)
+    if shape.ntasks.is_set and shape.ntasks.value == 1:
+        return True
+    if shape.nodes_at_submission:
+        return False  # ``sbatch -N`` decides how many nodes (and tasks) run it
     if scope == "task":
         return shape.ntasks.value == 1
     return shape.nodes.value == 1
@@ -278,7 +282,9 @@ class PerTaskVariableExpandedEarly(Rule):
         the `srun` line. An expansion in a command the batch shell runs itself (`echo "node
         $SLURM_NODEID"`) is not reported: the batch shell legitimately is task 0 of node 0.
         A one-task step (or a one-node step, for the node's variables) gets the batch shell's
-        value anyway and is not reported, nor is a host name frozen into a rendezvous address
+        value anyway and is not reported; a script that gives no node count is not taken for one
+        node (`sbatch -N` decides at submission), so its steps are reported unless they set
+        their own single node or task, nor is a host name frozen into a rendezvous address
         (`MASTER_ADDR=$SLURMD_NODENAME`, `--rdzv_endpoint=$HOSTNAME:29500`): the first node's
         name is the right one there. Not reported either: the value of torchrun's `--node_rank`
         under a dynamic rendezvous (`--rdzv_backend=c10d` or etcd), which assigns node ranks

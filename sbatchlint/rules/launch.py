@@ -66,6 +66,8 @@ def _guarded_per_task(script, launch: Launch) -> bool:
 
 
 def _nodes_phrase(geo: Geometry) -> str:
+    if geo.nodes_at_submission:
+        return "several nodes (`sbatch -N`)"
     if geo.nodes.value is not None:
         return f"{geo.nodes.value} nodes"
     if geo.nodes.low is not None and geo.nodes.high is not None:
@@ -178,6 +180,8 @@ class TorchrunMultipleTasksPerNode(Rule):
         inside a job with `#SBATCH --ntasks-per-node=8` still starts 8 launchers per node. srun
         also drops a `--ntasks-per-node` that does not match the step's own `--ntasks` over its
         nodes (`-n8 --ntasks-per-node=2` on 2 nodes runs 4 tasks per node).
+        When the script gives no node count (`sbatch -N` decides at submission), the rule
+        reports as usual whenever the tasks per node are known: they do not depend on it.
     """
     why = """
         torchrun is itself a launcher: each copy starts `--nproc_per_node` workers. With 8 tasks
@@ -598,6 +602,11 @@ class TorchrunMissingNodeArgs(Rule):
         span several nodes when torchrun is not told the node count (`--nnodes`) and either this
         node's rank (`--node_rank`) or a dynamic rendezvous (`--rdzv_backend=c10d` with
         `--rdzv_endpoint`). `--standalone` and `--nnodes=1` on several nodes are reported too.
+        When the script gives no node count (`sbatch -N` decides at submission), the node count
+        is unknown, not one: a launch written for several nodes (a `--nnodes` above 1 or from a
+        variable such as `$SLURM_NNODES`, a `--node_rank`, a master or rendezvous address) that
+        lacks the rest is reported as a warning, not as an error; a launch with none of these
+        options is not reported.
     """
     why = """
         torchrun defaults to one node and node rank 0. Without `--nnodes`, each node's launcher
@@ -688,8 +697,12 @@ class TorchrunMissingNodeArgs(Rule):
             if not launch.elastic or launch.options_incomplete or launch.entry is None:
                 continue
             geo = geometry(script, launch.step)
+            severity = None
             if not geo.multi_node:
-                continue
+                if not (geo.nodes_at_submission and _multi_node_options(launch)):
+                    continue
+                # written for several nodes, their count given at submission: a warning
+                severity = Severity.WARNING
             if _env_sets(script, launch, "nnodes", "node_rank", "rdzv_endpoint", "rdzv_backend", "standalone"):
                 continue
             nodes = _nodes_phrase(geo)
@@ -712,6 +725,7 @@ class TorchrunMissingNodeArgs(Rule):
                     "so every node trains a separate copy",
                     label="single-node rendezvous",
                     help=self._help(launch),
+                    severity=severity,
                 )
                 continue
             if nnodes is not None:
@@ -724,6 +738,7 @@ class TorchrunMissingNodeArgs(Rule):
                         "single-node world, so every node trains a separate copy",
                         label="one node per world",
                         help=self._help(launch),
+                        severity=severity,
                     )
                     continue
             missing: List[str] = []
@@ -745,6 +760,7 @@ class TorchrunMissingNodeArgs(Rule):
                 self._fix(script, launch, missing),
                 label=f"missing {written}",
                 help=self._help(launch),
+                severity=severity,
             )
 
     def _help(self, launch: Launch) -> str:
@@ -1320,8 +1336,9 @@ class StaticRendezvousWithoutMasterAddress(Rule):
         than `static`, no `--rdzv_endpoint`) and without `--master_addr`, in options or in
         torchrun's own environment variable `PET_MASTER_ADDR`. An exported `MASTER_ADDR` does
         not count: torchrun does not read it.
-        When the step's node count is unknown, the rule reports a launch whose `--nnodes` is
-        above 1 or a node-count variable.
+        When the step's node count is unknown (a variable, or no node count in the script at all,
+        so that `sbatch -N` decides at submission), the rule reports a launch whose `--nnodes`
+        is above 1 or a node-count variable.
     """
     why = """
         torchrun's `--master_addr` defaults to 127.0.0.1 and is read from `PET_MASTER_ADDR`, not
@@ -1430,7 +1447,8 @@ class StaticRendezvousWithoutMasterAddress(Rule):
                 continue
             geo = geometry(script, launch.step)
             nnodes = launch.option("nnodes")
-            if geo.nodes.value is not None or (geo.nodes.low is not None and geo.nodes.high is not None):
+            known = geo.nodes.value is not None and not geo.nodes_at_submission
+            if known or (geo.nodes.low is not None and geo.nodes.high is not None and geo.nodes.high > 1):
                 if not geo.multi_node:
                     continue
             elif nnodes is None or (nnodes.known and not (nnodes.number or 0) > 1):
