@@ -210,3 +210,28 @@ def test_sbl113_and_sbl101_when_sbatch_decides_the_node_count():
         "srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 --master_port=29500 train.py\n"
     )
     assert codes(eight, ["SBL101"]) == ["SBL101"]
+
+
+# -- SBL112 hands Bridge entry points to SBL102's migration ------------------------------------------
+BRIDGE_IN_BATCH = (
+    "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+    "cd /lustre/fsw/bob/Megatron-Bridge\nrm -rf nemo_experiments\n"
+    "torchrun --nproc_per_node=8 examples/recipes/qwen/pretrain.py train.train_iters=500\n"
+)
+
+
+def test_sbl112_gives_a_bridge_entry_point_the_step_sbl102_migrates():
+    (finding,) = only("SBL112", BRIDGE_IN_BATCH)
+    assert "SBL102 then migrates it" in finding.fix.description
+    step = fix_text(BRIDGE_IN_BATCH, ["SBL112"], unsafe=True).splitlines()[-1]
+    assert step.startswith("srun --kill-on-bad-exit=1 torchrun --nnodes=${SLURM_JOB_NUM_NODES} --rdzv_backend=c10d ")
+    both = fix_text(BRIDGE_IN_BATCH, ["SBL112", "SBL102"], unsafe=True)
+    assert "#SBATCH --ntasks-per-node=8\n" in both
+    assert both.splitlines()[-1] == "srun --kill-on-bad-exit=1 python examples/recipes/qwen/pretrain.py train.train_iters=500"
+    assert fix_text(both, ["SBL112", "SBL102"], unsafe=True) == both
+    # any other entry point keeps one torchrun per node with the c10d rendezvous
+    other = BRIDGE_IN_BATCH.replace("examples/recipes/qwen/pretrain.py", "train_vit.py")
+    fixed = fix_text(other, ["SBL112", "SBL102"], unsafe=True)
+    assert fixed.splitlines()[-1].startswith(
+        "srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 torchrun --nnodes="
+    )

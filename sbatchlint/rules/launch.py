@@ -1195,7 +1195,12 @@ class LauncherInBatchShell(Rule):
         run and where: check the entry point's batch sizes. No fix when the launch is built
         from a variable or a string, already names a rendezvous, a node rank or a master
         address, sets `--standalone` or a node count other than the job's, or passes a per-task
-        value the batch shell would expand once. Wrappers that act on each process (`nsys
+        value the batch shell would expand once. A Megatron-Bridge entry point gets the same
+        step, with the job's own one task per node where it has one (`srun --kill-on-bad-exit=1`
+        under `#SBATCH --ntasks-per-node=1`, `srun --ntasks-per-node=1 --kill-on-bad-exit=1`
+        when the job gives no task count), so that SBL102's migration, applied with the same
+        `--unsafe-fixes`, turns it into srun-native: one task per GPU running the entry point
+        without torchrun. Wrappers that act on each process (`nsys
         profile`, `numactl`, `taskset`) go into the step, after `srun`; `time`, `timeout` and
         `env` stay in front of it.
     """
@@ -1234,6 +1239,33 @@ class LauncherInBatchShell(Rule):
                 """
             ),
             title="through a string: the rendezvous waits for three nodes that never come",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --gpus-per-node=8
+                cd /lustre/fsw/alice/Megatron-Bridge
+                rm -rf nemo_experiments
+                uv run --no-sync python -m torch.distributed.run --nproc_per_node=8 \\
+                  scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --gpus-per-node=8
+                cd /lustre/fsw/alice/Megatron-Bridge
+                rm -rf nemo_experiments
+                srun --ntasks-per-node=8 --kill-on-bad-exit=1 uv run --no-sync python \\
+                  scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config
+                """
+            ),
+            unsafe=True,
+            also=("SBL102",),
+            title="a Megatron-Bridge entry point: the step SBL102 then migrates to srun-native",
         ),
         Good(
             clean(
@@ -1316,11 +1348,17 @@ class LauncherInBatchShell(Rule):
             f" {spell('rdzv_id')}=$SLURM_JOB_ID"
         )
         srun = "srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 "
-        return Fix.unsafe(
-            "run it as an srun step, one torchrun per node, with a c10d rendezvous on the first node",
-            Edit.insert(start.start, srun),
-            Edit.insert(offset, added),
-        )
+        description = "run it as an srun step, one torchrun per node, with a c10d rendezvous on the first node"
+        if classify(launch, script.settings) is Workload.BRIDGE:
+            # A Bridge entry point runs best srun-native: give the step a task count SBL102's
+            # migration can turn into one task per GPU (a step --ntasks it would refuse).
+            header = script.header
+            if not job_task_count_set(script):
+                srun = "srun --ntasks-per-node=1 --kill-on-bad-exit=1 "  # kept: the job gives no count
+            elif header.get(option_table.NTASKS) is None and job.tasks_per_node.value == 1:
+                srun = "srun --kill-on-bad-exit=1 "  # the header's one task per node
+            description += " (SBL102 then migrates it to srun-native)"
+        return Fix.unsafe(description, Edit.insert(start.start, srun), Edit.insert(offset, added))
 
 
 # -- SBL113 ---------------------------------------------------------------------------------------
