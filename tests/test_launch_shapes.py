@@ -235,3 +235,54 @@ def test_sbl112_gives_a_bridge_entry_point_the_step_sbl102_migrates():
     assert fixed.splitlines()[-1].startswith(
         "srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 torchrun --nnodes="
     )
+
+
+# -- every branch's step, the branch named -------------------------------------------------------------
+BRANCHES = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+
+
+def test_sbl101_checks_the_step_each_branch_writes_and_names_the_branch():
+    text = BRANCHES + (
+        'if [ "$PROFILE" = per-gpu ]; then\n'
+        '    SRUN_CMD="srun --ntasks-per-node=8"\n'
+        "else\n"
+        '    SRUN_CMD="srun --ntasks-per-node=1"\n'
+        "fi\n"
+        "$SRUN_CMD --kill-on-bad-exit=1 torchrun --nproc_per_node=8 --master_port=29500 train.py\n"
+    )
+    (finding,) = only("SBL101", text)
+    assert finding.message.startswith('when the step is written as in the `if [ "$PROFILE" = per-gpu ]` branch (line 4): 8 tasks')
+    assert finding.fix is None  # the edit would belong to one branch's assignment
+    # the else branch is checked the same way
+    swapped = text.replace("per-node=8", "per-node=X").replace("per-node=1", "per-node=8").replace("per-node=X", "per-node=1")
+    (other,) = only("SBL101", swapped)
+    assert other.message.startswith("when the step is written as in the `else` branch (line 6): 8 tasks")
+    # both branches fine: nothing
+    assert only("SBL101", text.replace("per-node=8", "per-node=1")) == []
+
+
+def test_sbl101_names_an_elif_branch():
+    text = BRANCHES + (
+        'if [ -n "$IMAGE" ]; then\n    SRUN_CMD="srun --container-image=$IMAGE"\n'
+        'elif [[ $DEBUG == 1 ]]; then\n    SRUN_CMD="srun -n16"\n'
+        'else\n    SRUN_CMD="srun"\nfi\n'
+        "$SRUN_CMD --kill-on-bad-exit=1 torchrun --nproc_per_node=8 --master_port=29500 train.py\n"
+    )
+    (finding,) = only("SBL101", text)
+    assert "the `elif [[ $DEBUG == 1 ]]` branch (line 6)" in finding.message
+
+
+def test_sbl103_names_the_branch_whose_launch_lacks_the_node_rank():
+    text = BRANCHES + "#SBATCH --ntasks-per-node=1\n" + (
+        'if [ "$RDZV" = static ]; then\n'
+        '    DIST="--nnodes=2 --master_addr=$(hostname)"\n'
+        "else\n"
+        '    DIST="--nnodes=2 --rdzv_backend=c10d --rdzv_endpoint=$(hostname):29500"\n'
+        "fi\n"
+        'srun --kill-on-bad-exit=1 bash -c "torchrun $DIST --nproc_per_node=8 train.py"\n'
+    )
+    (finding,) = only("SBL103", text)
+    assert "without --node_rank when it is written as in the `if [ \"$RDZV\" = static ]` branch (line 5)" in finding.message
+    assert finding.fix is None
+    fine = text.replace('--master_addr=$(hostname)"', '--node_rank=\\$SLURM_NODEID --master_addr=$(hostname)"')
+    assert only("SBL103", fine) == []

@@ -168,6 +168,11 @@ class Script:
         return build_job_geometry(self)
 
     @analysis
+    def step_alternatives(self) -> Dict[int, Any]:
+        """Memo of ``branches.step_alternatives``, by step (the steps are kept alive with it)."""
+        return {}
+
+    @analysis
     def step_geometries(self) -> Dict[int, "Geometry"]:
         """Memo of ``geometry.geometry``, by step."""
         return {}

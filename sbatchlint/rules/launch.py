@@ -31,6 +31,7 @@ from ..model.launch import (
     runs_remote_starter,
 )
 from ..model import placement, variables
+from ..model.branches import describe_branch, step_alternatives
 from ..model.steps import Step, task_wrapper_index
 from ..model.variables import TASK_COUNT_VARIABLES
 from ..model.tasks import tasks_running
@@ -182,6 +183,10 @@ class TorchrunMultipleTasksPerNode(Rule):
         nodes (`-n8 --ntasks-per-node=2` on 2 nodes runs 4 tasks per node).
         When the script gives no node count (`sbatch -N` decides at submission), the rule
         reports as usual whenever the tasks per node are known: they do not depend on it.
+        When srun's words come from a variable the script sets differently in branches
+        (`SRUN_CMD` in an `if` and in its `else`), the step each branch writes is checked, and
+        the finding names the branch that triggers it (without a fix: the edit would belong to
+        that branch). At most 16 values of such a variable are read, the most recent ones.
     """
     why = """
         torchrun is itself a launcher: each copy starts `--nproc_per_node` workers. With 8 tasks
@@ -328,8 +333,15 @@ class TorchrunMultipleTasksPerNode(Rule):
                 continue
             step = launch.step
             layout = task_layout(script, step)
+            branch = None
             if not layout.more_than_one:
-                continue
+                # another way the script may write the step (SRUN_CMD set in an if and its else)
+                other = next(
+                    (a for a in step_alternatives(script, step) if task_layout(script, a.step).more_than_one), None
+                )
+                if other is None:
+                    continue
+                step, layout, branch = other.step, task_layout(script, other.step), other.branch or "another branch"
             tasks = layout.per_node
             nproc = launch.certain_number("nproc_per_node")
             name = _launcher_name(launch)
@@ -351,6 +363,8 @@ class TorchrunMultipleTasksPerNode(Rule):
             message = f"{head}; {tail}"
             if layout.ignored is not None:
                 message = f"{_ignored_phrase(script, step, layout)}: {message}"
+            if branch is not None:
+                message = f"when the step is written as in {branch}: {message}"
             if (launch.span, message) in seen:
                 continue  # one command string run by two steps (the branches of an if): one finding
             seen.add((launch.span, message))
@@ -358,7 +372,7 @@ class TorchrunMultipleTasksPerNode(Rule):
                 script,
                 launch.span,
                 message,
-                self._fix(script, step, layout),
+                self._fix(script, step, layout) if branch is None else None,
                 label="one launcher per task",
                 help="run torchrun once per node: one task per node, --nproc_per_node=<GPUs per node>",
             )
@@ -415,6 +429,36 @@ class TorchrunMultipleTasksPerNode(Rule):
         if not edits:
             return None
         return Fix.safe(description, *edits)
+
+
+def _missing_node_args(launch: Launch, dynamic: bool) -> List[str]:
+    """What torchrun needs on several nodes and this launch (or variant) lacks."""
+    missing: List[str] = []
+    if launch.option("nnodes") is None:
+        missing.append("nnodes")
+    if launch.option("node_rank") is None and not dynamic:
+        missing.append("node_rank")
+    return missing
+
+
+def _dynamic_rendezvous(launch: Launch) -> Optional[bool]:
+    """A c10d/etcd rendezvous with an endpoint (True), the static one (False), None when its
+    backend is not known."""
+    backend = launch.option("rdzv_backend")
+    if backend is None:
+        return False
+    if backend.value is None or not backend.value.known:
+        return None
+    return backend.value.text in DYNAMIC_BACKENDS and launch.option("rdzv_endpoint") is not None
+
+
+def _variant_branch(script, launch: Launch, variant: Launch) -> Optional[str]:
+    """The branch that writes a variant's words differently from the launch's, when there is one."""
+    own = {p.span for w in launch.command.argv for p in w.pieces if p.span is not None}
+    for word in variant.command.argv:
+        if any(p.span is not None and p.span not in own and p.known and p.text.strip() for p in word.pieces):
+            return describe_branch(script, word.value)
+    return None
 
 
 def _option_value_span(opt) -> Optional[Span]:
@@ -607,6 +651,9 @@ class TorchrunMissingNodeArgs(Rule):
         variable such as `$SLURM_NNODES`, a `--node_rank`, a master or rendezvous address) that
         lacks the rest is reported as a warning, not as an error; a launch with none of these
         options is not reported.
+        When torchrun's options come from a variable the script sets differently in branches,
+        each branch's launch is checked and the finding names the branch that lacks the node
+        arguments (without a fix: the edit would belong to that branch).
     """
     why = """
         torchrun defaults to one node and node rank 0. Without `--nnodes`, each node's launcher
@@ -707,15 +754,10 @@ class TorchrunMissingNodeArgs(Rule):
                 continue
             nodes = _nodes_phrase(geo)
             nnodes = launch.option("nnodes")
-            node_rank = launch.option("node_rank")
-            backend = launch.option("rdzv_backend")
-            endpoint = launch.option("rdzv_endpoint")
             backends = launch.option_values("rdzv_backend")
-            if backend is not None and any(v is None or not v.known for v in backends):
-                continue  # a backend chosen at run time (or only in some alternatives)
-            dynamic = backend is not None and endpoint is not None and all(
-                v is not None and v.text in DYNAMIC_BACKENDS for v in backends
-            )
+            if any(v is not None and not v.known for v in backends):
+                continue  # a backend chosen at run time
+            dynamic = _dynamic_rendezvous(launch)
             name = _launcher_name(launch)
             if launch.has("standalone"):
                 yield self.report(
@@ -741,23 +783,32 @@ class TorchrunMissingNodeArgs(Rule):
                         severity=severity,
                     )
                     continue
-            missing: List[str] = []
-            if nnodes is None:
-                missing.append("nnodes")
-            if node_rank is None and not dynamic:
-                missing.append("node_rank")
+            missing = _missing_node_args(launch, dynamic)
+            branch = None
             if not missing:
-                continue
+                # the launch as another branch writes it (DIST set in an if and its else)
+                for variant in (launch.variants or [launch])[:-1]:
+                    variant_dynamic = _dynamic_rendezvous(variant)
+                    if variant_dynamic is None:
+                        continue
+                    found = _missing_node_args(variant, variant_dynamic)
+                    where = _variant_branch(script, launch, variant) if found else None
+                    if where is not None:
+                        missing, branch = found, where
+                        break
+                if not missing:
+                    continue
             written = " and ".join(launch.spelling(m) for m in missing)
             if "nnodes" in missing:
                 consequence = f"each node's {name} forms its own single-node world, so every node trains a separate copy"
             else:
                 consequence = "every node claims node rank 0 and the rendezvous waits until it times out"
+            in_branch = f" when it is written as in {branch}" if branch is not None else ""
             yield self.report(
                 script,
                 launch.span,
-                f"{name} on {nodes} without {written}: {consequence}",
-                self._fix(script, launch, missing),
+                f"{name} on {nodes} without {written}{in_branch}: {consequence}",
+                self._fix(script, launch, missing) if branch is None else None,
                 label=f"missing {written}",
                 help=self._help(launch),
                 severity=severity,

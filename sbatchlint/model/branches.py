@@ -1,0 +1,113 @@
+"""The other ways a step may be written: its srun words under every alternative value the model
+sees (``SRUN_CMD`` set in an ``if`` and in its ``else``), and the branch each comes from.
+
+A command's argv is read with the most recent value of each variable (the primary alternative);
+``Word.alternatives`` keeps the others, at most ``values.MAX_ALTERNATIVES`` (16) per word, the
+oldest dropped. ``step_alternatives(script, step)`` re-reads the step's srun options under each
+alternative of the words before the task command (the primary one too: the step's geometry
+reads a count that differs between alternatives as unknown), so a rule can check every branch's step
+and name the branch that triggers a finding (``describe_branch``): "the `else` branch (line 9)".
+"""
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, List, Optional
+
+from ..shell import ancestors
+from ..source import Span
+from . import steps as step_model
+from .steps import Command, Step
+from .values import Value, Word, split_value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .script import Script
+
+
+@dataclass
+class StepAlternative:
+    """The step as another alternative of its srun words writes it (options only, no task)."""
+
+    step: Step
+    branch: Optional[str]  # where that alternative is written ("the `else` branch (line 9)"), if known
+
+
+def step_alternatives(script: "Script", step: Step) -> List[StepAlternative]:
+    """Every other reading of the step's srun options (memoised per step)."""
+    memo = script.step_alternatives
+    found = memo.get(id(step))
+    if found is None or found[0] is not step:
+        found = memo[id(step)] = (step, _build(script, step))  # the step kept alive with its entry
+    return found[1]
+
+
+def _build(script: "Script", step: Step) -> List[StepAlternative]:
+    command = step.command
+    argv = command.argv
+    first_task = len(argv) - len(step.task_argv)
+    out: List[StepAlternative] = []
+    index = 0
+    while index < first_task:
+        word = argv[index]
+        end = index + 1
+        if not word.alternatives:
+            index = end
+            continue
+        # the words one unquoted expansion split into share its alternatives: replaced together
+        while end < first_task and argv[end].node is word.node and argv[end].alternatives is word.alternatives:
+            end += 1
+        for alternative in word.alternatives:  # the primary too: read alone, its counts are its own
+            words = [Word(part, word.node, word.span, None) for part in split_value(alternative)]
+            new_argv = argv[:index] + words + argv[end:]
+            start = step_model.unwrap(new_argv)
+            if start >= len(new_argv) or not new_argv[start].known or posixpath.basename(new_argv[start].text) != "srun":
+                continue
+            fake = Command(command.node, new_argv, command.env, command.in_string)
+            other = step_model.read_step(script.values, fake, start, with_task=False)
+            other.task_argv = step.task_argv
+            out.append(StepAlternative(other, describe_branch(script, alternative)))
+        index = end
+    return out
+
+
+_CONDITION_LIMIT = 40
+
+
+def describe_branch(script: "Script", value: Value) -> Optional[str]:
+    """The branch of an ``if``/``elif``/``else`` or the ``case`` pattern where the text of
+    ``value`` is written (its first piece with a place in the script), or None."""
+    for piece in value.pieces:
+        if piece.span is None or not piece.known or not piece.text.strip():
+            continue
+        node = script.root.descendant_for_byte_range(piece.span.start, piece.span.end)
+        if node is None:
+            return None
+        for ancestor in [node] + list(ancestors(node)):
+            kind = ancestor.type
+            line = script.source.line_of(ancestor.start_byte)
+            if kind == "else_clause":
+                return f"the `else` branch (line {line})"
+            if kind in ("elif_clause", "if_statement"):
+                keyword = "elif" if kind == "elif_clause" else "if"
+                condition = []
+                for child in ancestor.children[1:]:
+                    if child.type == "then":
+                        break
+                    condition.append(child)
+                text = _short(_text(script, condition[0], condition[-1])) if condition else "…"
+                return f"the `{keyword} {text}` branch (line {line})"
+            if kind == "case_item":
+                pattern = ancestor.child_by_field_name("value")
+                text = _short(_text(script, pattern, pattern)) if pattern is not None else "…"
+                return f"the `{text})` case (line {line})"
+        return None
+    return None
+
+
+def _text(script: "Script", first, last) -> str:
+    return script.text(Span(first.start_byte, last.end_byte))
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split()).rstrip(";")
+    return text if len(text) <= _CONDITION_LIMIT else text[: _CONDITION_LIMIT - 1] + "…"
