@@ -286,3 +286,38 @@ def test_sbl103_names_the_branch_whose_launch_lacks_the_node_rank():
     assert finding.fix is None
     fine = text.replace('--master_addr=$(hostname)"', '--node_rank=\\$SLURM_NODEID --master_addr=$(hostname)"')
     assert only("SBL103", fine) == []
+
+
+# -- option strings split the way bash splits them ------------------------------------------------------
+def step_words(text: str) -> list:
+    script = Script(Source(text.encode(), "job.sh"))
+    return [w.text for w in script.steps[-1].command.argv]
+
+
+def test_an_unquoted_option_string_splits_on_blanks_and_keeps_its_quote_characters():
+    text = ONE_PER_NODE + "A=\"--comment='a b' --kill-on-bad-exit=1\"\nsrun $A python train.py\n"
+    assert step_words(text) == ["srun", "--comment='a", "b'", "--kill-on-bad-exit=1", "python", "train.py"]
+    # srun stops at `b'`, its program: the kill option is that program's argument, not srun's
+    script = Script(Source(text.encode(), "job.sh"))
+    assert [w.text for w in script.steps[0].task_argv][:2] == ["b'", "--kill-on-bad-exit=1"]
+    assert not script.steps[0].has("kill-on-bad-exit")
+
+
+def test_a_quoted_option_string_is_one_word():
+    text = ONE_PER_NODE + 'SRUN_ARGS="--wait=60 --kill-on-bad-exit=1"\nsrun "$SRUN_ARGS" torchrun --nproc_per_node=8 train.py\n'
+    assert step_words(text)[:2] == ["srun", "--wait=60 --kill-on-bad-exit=1"]
+    script = Script(Source(text.encode(), "job.sh"))
+    assert not script.steps[0].has("kill-on-bad-exit")  # srun sees one --wait with a strange value
+    assert codes(text, ["SBL107"]) == ["SBL107"]
+    assert codes(text.replace('"$SRUN_ARGS"', "$SRUN_ARGS"), ["SBL107"]) == []
+
+
+def test_array_elements_keep_their_blanks():
+    text = ONE_PER_NODE + (
+        "OPTS=(--kill-on-bad-exit=1 \"--comment=two words\" --ntasks-per-node=1)\n"
+        'srun "${OPTS[@]}" python train.py\n'
+    )
+    assert step_words(text) == ["srun", "--kill-on-bad-exit=1", "--comment=two words", "--ntasks-per-node=1", "python", "train.py"]
+    # ${OPTS[*]} unquoted joins and splits again
+    starred = text.replace('"${OPTS[@]}"', "${OPTS[*]}")
+    assert step_words(starred)[2:4] == ["--comment=two", "words"]
