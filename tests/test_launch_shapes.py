@@ -321,3 +321,13 @@ def test_array_elements_keep_their_blanks():
     # ${OPTS[*]} unquoted joins and splits again
     starred = text.replace('"${OPTS[@]}"', "${OPTS[*]}")
     assert step_words(starred)[2:4] == ["--comment=two", "words"]
+
+
+def test_past_sixteen_values_the_oldest_stand_as_one_unknown():
+    branches = "".join(f'if [ "$MODE" = m{i} ]; then SRUN_CMD="srun --ntasks-per-node={i}"; fi\n' for i in range(1, 21))
+    text = ONE_PER_NODE + 'SRUN_CMD="srun"\n' + branches + "$SRUN_CMD --kill-on-bad-exit=1 hostname\n"
+    script = Script(Source(text.encode(), "job.sh"))
+    found = script.values.lookup("SRUN_CMD", len(script.data))
+    assert len(found) == 16
+    assert not found[0].known and found[0].pieces[0].name == "SRUN_CMD"
+    assert [v.text for v in found[1:]] == [f"srun --ntasks-per-node={i}" for i in range(6, 21)]

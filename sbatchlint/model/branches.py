@@ -2,8 +2,9 @@
 sees (``SRUN_CMD`` set in an ``if`` and in its ``else``), and the branch each comes from.
 
 A command's argv is read with the most recent value of each variable (the primary alternative);
-``Word.alternatives`` keeps the others, at most ``values.MAX_ALTERNATIVES`` (16) per word, the
-oldest dropped. ``step_alternatives(script, step)`` re-reads the step's srun options under each
+``Word.alternatives`` keeps the others, at most ``values.MAX_ALTERNATIVES`` (16) per word: past
+that, the oldest values stand as one unknown value, so cost stays linear and no rule takes the
+values it was not shown for all there are. ``step_alternatives(script, step)`` re-reads the step's srun options under each
 alternative of the words before the task command (the primary one too: the step's geometry
 reads a count that differs between alternatives as unknown), so a rule can check every branch's step
 and name the branch that triggers a finding (``describe_branch``): "the `else` branch (line 9)".

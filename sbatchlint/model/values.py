@@ -571,7 +571,9 @@ class Values:
                 continue
             alternatives.extend(self._assignment_values(assignment, depth))
             if len(alternatives) > MAX_ALTERNATIVES:
-                alternatives = alternatives[-MAX_ALTERNATIVES:]
+                # past the cap the oldest values are not followed: one unknown stands for them
+                dropped = Value((Piece("", None, known=False, name=name),))
+                alternatives = [dropped] + alternatives[-(MAX_ALTERNATIVES - 1) :]
         return alternatives
 
     def _conditional(self, assignment: Assignment, use_scopes: set) -> bool:
