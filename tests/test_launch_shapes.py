@@ -331,3 +331,44 @@ def test_past_sixteen_values_the_oldest_stand_as_one_unknown():
     assert len(found) == 16
     assert not found[0].known and found[0].pieces[0].name == "SRUN_CMD"
     assert [v.text for v in found[1:]] == [f"srun --ntasks-per-node={i}" for i in range(6, 21)]
+
+
+def test_sbl107_names_the_branch_whose_srun_lacks_the_option():
+    text = EIGHT_PER_NODE + (
+        'if [ -n "$IMAGE" ]; then\n'
+        '    SRUN_CMD="srun --container-image=$IMAGE --container-mounts=/lustre:/lustre"\n'
+        "else\n"
+        '    SRUN_CMD="srun --kill-on-bad-exit=1"\n'
+        "fi\n"
+        "$SRUN_CMD python train.py\n"
+    )
+    (finding,) = only("SBL107", text)
+    assert finding.message.startswith('when the step is written as in the `if [ -n "$IMAGE" ]` branch (line 5), this python step runs 16 tasks')
+    assert finding.fix is None
+    both = text.replace("--container-mounts=/lustre:/lustre", "--container-mounts=/lustre:/lustre -K")
+    assert only("SBL107", both) == []
+
+
+def test_sbl113_names_the_branch_without_a_master_address():
+    text = ONE_PER_NODE + (
+        'if [ -z "$HEAD" ]; then\n'
+        '    DIST="--nnodes=2 --node_rank=\\$SLURM_NODEID"\n'
+        "else\n"
+        '    DIST="--nnodes=2 --node_rank=\\$SLURM_NODEID --master_addr=$HEAD"\n'
+        "fi\n"
+        'srun --kill-on-bad-exit=1 bash -c "torchrun $DIST --nproc_per_node=8 train.py"\n'
+    )
+    (finding,) = only("SBL113", text)
+    assert 'no `--master_addr` when it is written as in the `if [ -z "$HEAD" ]` branch (line 5)' in finding.message
+    assert finding.fix is None
+    # the branch the script runs last, told apart from a c10d one
+    last = ONE_PER_NODE + (
+        'if [ "$RDZV" = c10d ]; then\n'
+        '    DIST="--nnodes=2 --rdzv_backend=c10d --rdzv_endpoint=$(hostname):29500"\n'
+        "else\n"
+        '    DIST="--nnodes=2 --node_rank=\\$SLURM_NODEID --rdzv_backend=static"\n'
+        "fi\n"
+        'srun --kill-on-bad-exit=1 bash -c "torchrun $DIST --nproc_per_node=8 train.py"\n'
+    )
+    (finding,) = only("SBL113", last)
+    assert "when it is written as in the `else` branch (line 7)" in finding.message

@@ -441,6 +441,14 @@ def _missing_node_args(launch: Launch, dynamic: bool) -> List[str]:
     return missing
 
 
+def _static_without_address(launch: Launch) -> bool:
+    """A launch (or variant) with a node rank, the static rendezvous and no master address."""
+    if launch.has("master_addr", "rdzv_endpoint", "standalone") or not launch.has("node_rank"):
+        return False
+    backend = launch.option("rdzv_backend")
+    return backend is None or (backend.value is not None and backend.value.known and backend.value.text == "static")
+
+
 def _dynamic_rendezvous(launch: Launch) -> Optional[bool]:
     """A c10d/etcd rendezvous with an endpoint (True), the static one (False), None when its
     backend is not known."""
@@ -1427,7 +1435,8 @@ class StaticRendezvousWithoutMasterAddress(Rule):
         not count: torchrun does not read it.
         When the step's node count is unknown (a variable, or no node count in the script at all,
         so that `sbatch -N` decides at submission), the rule reports a launch whose `--nnodes`
-        is above 1 or a node-count variable.
+        is above 1 or a node-count variable. When torchrun's options come from a variable set
+        differently in branches, the finding names the branch that lacks the address (no fix).
     """
     why = """
         torchrun's `--master_addr` defaults to 127.0.0.1 and is read from `PET_MASTER_ADDR`, not
@@ -1527,15 +1536,31 @@ class StaticRendezvousWithoutMasterAddress(Rule):
             if launch.span in seen:
                 continue  # one command string run by two steps (the branches of an if): one finding
             seen.add(launch.span)
-            if launch.has("master_addr", "rdzv_endpoint", "standalone") or not launch.has("node_rank"):
-                continue
+            subject, branch = launch, None
             backends = launch.option_values("rdzv_backend")
-            if launch.has("rdzv_backend") and not all(v is not None and v.known and v.text == "static" for v in backends):
-                continue
+            if not _static_without_address(launch) or (
+                launch.has("rdzv_backend") and not all(v is not None and v.known and v.text == "static" for v in backends)
+            ):
+                # the launch as each branch writes it (its options set in an if and its else)
+                variants = launch.variants or [launch]
+                for variant in variants:
+                    if not _static_without_address(variant):
+                        continue
+                    if variant is launch:  # the branch the script runs last, told from the others
+                        where = next(
+                            (w for w in (_variant_branch(script, v, launch) for v in variants if v is not launch) if w), None
+                        )
+                    else:
+                        where = _variant_branch(script, launch, variant)
+                    if where is not None:
+                        subject, branch = variant, where
+                        break
+                if branch is None:
+                    continue
             if _env_sets(script, launch, "master_addr", "rdzv_endpoint"):
                 continue
             geo = geometry(script, launch.step)
-            nnodes = launch.option("nnodes")
+            nnodes = subject.option("nnodes")
             known = geo.nodes.value is not None and not geo.nodes_at_submission
             if known or (geo.nodes.low is not None and geo.nodes.high is not None and geo.nodes.high > 1):
                 if not geo.multi_node:
@@ -1547,12 +1572,13 @@ class StaticRendezvousWithoutMasterAddress(Rule):
             name = _launcher_name(launch)
             exported = script.values.is_exported("MASTER_ADDR", launch.step.command.node.start_byte)
             hint = " (the exported `MASTER_ADDR` is not read by torchrun)" if exported else ""
+            in_branch = f" when it is written as in {branch}" if branch is not None else ""
             yield self.report(
                 script,
                 launch.span,
-                f"{name} on {_nodes_phrase(geo)} with a static rendezvous and no `--master_addr`{hint}: it defaults to "
-                "127.0.0.1, so every node's agent waits on its own localhost and the job hangs",
-                self._fix(script, launch, exported),
+                f"{name} on {_nodes_phrase(geo)} with a static rendezvous and no `--master_addr`{in_branch}{hint}: it "
+                "defaults to 127.0.0.1, so every node's agent waits on its own localhost and the job hangs",
+                self._fix(script, launch, exported) if branch is None else None,
                 label="no master address",
                 help="pass --master_addr=$MASTER_ADDR (exported, the first node), or use --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500",
             )

@@ -13,6 +13,7 @@ from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
 from ..model import placement
 from ..model.workload import cpu_tool, training_launch, uses_gpus
+from ..model.branches import step_alternatives
 from ..model.steps import Step
 from ..registry import register
 from ..shell import ancestors, node_span
@@ -326,7 +327,8 @@ class MissingKillOnBadExit(Rule):
     fix_safety = """
         Safe: the option only changes what happens after a task has already failed. It is added
         to the `srun` itself, also when the command is assembled in a variable such as
-        `SRUN_CMD` (once for every step that uses it).
+        `SRUN_CMD` (once for every step that uses it). When only one branch's `SRUN_CMD` lacks
+        the option (an `if` and its `else`), the finding names that branch and has no fix.
     """
     examples = (
         Bad(
@@ -406,7 +408,10 @@ class MissingKillOnBadExit(Rule):
         if script.values.is_exported("SLURM_KILL_BAD_EXIT"):
             return
         for step in script.steps:
-            if step.options_incomplete or step.has(option_table.KILL_ON_BAD_EXIT):
+            if step.options_incomplete:
+                continue
+            if step.has(option_table.KILL_ON_BAD_EXIT):
+                yield from self._branches(script, step)
                 continue
             launch = training_launch(script, step)
             if launch is None:
@@ -433,6 +438,31 @@ class MissingKillOnBadExit(Rule):
                 fix,
                 label="no --kill-on-bad-exit",
             )
+
+    def _branches(self, script, step) -> Iterator[Diagnostic]:
+        """The step as another branch writes it (``SRUN_CMD`` set in an if and its else), when
+        that one lacks the option: one finding naming the branch, without a fix."""
+        for alternative in step_alternatives(script, step):
+            other = alternative.step
+            if other.options_incomplete or other.has(option_table.KILL_ON_BAD_EXIT) or alternative.branch is None:
+                continue
+            launch = training_launch(script, step)
+            if launch is None:
+                return
+            g = geometry(script, other)
+            if _min_tasks(g) < 2:
+                continue
+            count = f"{g.ntasks.value} tasks" if g.ntasks.value is not None else "several tasks"
+            yield self.report(
+                script,
+                _report_span(step),
+                f"when the step is written as in {alternative.branch}, this {launch_name(launch)} step runs {count} "
+                "without `--kill-on-bad-exit=1`: if one rank dies, the others wait for it until the time limit, "
+                "holding the whole allocation",
+                None,
+                label="no --kill-on-bad-exit",
+            )
+            return
 
 
 # -- SBL108 -------------------------------------------------------------------------------------------
