@@ -316,7 +316,9 @@ def profile_command(output, print_only) -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this configuration file.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 @click.option("--stdin-filename", metavar="PATH", help="The name of the file read from '-' (stdin).")
-def plan_command(path, output_format, sbatch_args, use_env, no_findings, config_path, isolated, stdin_filename) -> None:
+@click.option("--slurm-version", metavar="VERSION", help="The Slurm release the job runs on (e.g. 23.11; 'auto' asks sbatch; default 24.05).")
+def plan_command(path, output_format, sbatch_args, use_env, no_findings, config_path, isolated, stdin_filename,
+                 slurm_version) -> None:
     """Show what the job will run: the effective header, and per step the nodes, tasks,
     processes, world size, GPUs, environment crossing into the tasks and containers."""
     import shlex
@@ -333,13 +335,20 @@ def plan_command(path, output_format, sbatch_args, use_env, no_findings, config_
         words = shlex.split(sbatch_args)
     except ValueError as err:
         raise click.UsageError(f"--sbatch-args: {err}")
+    cli = CommandLine([], [], [], config_path, isolated)
+    if slurm_version is not None:
+        from .options import parse_slurm_version
+
+        if slurm_version.strip().lower() != "auto" and parse_slurm_version(slurm_version) is None:
+            raise click.UsageError(f"--slurm-version: expected a Slurm release such as 24.05, or auto, got {slurm_version!r}")
+        cli.settings["slurm_version"] = slurm_version
     try:
         if path == "-":
             source = Source.checked(sys.stdin.buffer.read(), stdin_filename or "-")
         else:
             source = Source.read(path)
         known = [rule.code for rule in registry.all_rules()]
-        options = Resolver(CommandLine([], [], [], config_path, isolated), known).options_for(
+        options = Resolver(cli, known).options_for(
             stdin_filename or path if path == "-" else path)
     except (InputError, ConfigError) as err:
         click.echo(f"sbatchlint: error: {err}", err=True)
@@ -349,6 +358,8 @@ def plan_command(path, output_format, sbatch_args, use_env, no_findings, config_
     out = RedactingStream(sys.stdout)
     out.remember(values(source, text_scan(source)))
     out.remember(values(planner.source, found_in(planner.script)))
+    for sourced in planner.sourced_sources():  # a credential a sourced settings file holds
+        out.remember(values(sourced, text_scan(sourced)))
     document = planner.build()
     out.write(render_json(document) if output_format == "json" else render_text(document))
     out.flush()

@@ -464,7 +464,7 @@ def _statements(script, name: str) -> Optional[list]:
     values = script.values
     found = []
     for assignment in values.assignments.get(name, []):
-        if assignment.kind != "assign" or assignment.declared_by not in (None, "export"):
+        if assignment.kind != "assign" or assignment.declared_by not in (None, "export") or assignment.sourced is not None:
             return None
         node = assignment.node
         statement = node.parent if node.parent is not None and node.parent.type == "declaration_command" else node

@@ -12,7 +12,11 @@ The JSON document (``--output-format json``), schema ``sbatchlint-plan/1``::
      "job": {"directives": [{"line": int|"--sbatch-args"|"SBATCH_*", "option": str, "value": str|null,
                              "status": "effective"|"overridden"|"late"|"unknown-option"}],
              "nodes": F, "ntasks": F, "tasks_per_node": F, "gpus_per_node": F, "cpus_per_task": F,
-             "time": F, "job_name": F, "output": F, "error": F, "exclusive": bool},
+             "time": F, "job_name": F, "output": F, "error": F, "exclusive": bool,
+             "sourced": [{"line": int, "operand": str, "path": str|null, "read": bool,
+                          "unknown": null|"run-time"|"spool-directory"|"home"|"working-directory"|
+                                     "no-directory"|"missing"|"too-large"|"not-text"|"cycle"|"too-deep",
+                          "approximate": bool, "nested": [...]}]},
      "steps": [{"index": int, "line": int, "end_line": int, "context": [str, ...],
                 "nodes": F, "ntasks": F, "tasks_per_node": F, "cpus_per_task": F,
                 "gpus_per_task_visible": F, "kill_on_bad_exit": bool,
@@ -26,6 +30,12 @@ The JSON document (``--output-format json``), schema ``sbatchlint-plan/1``::
                 "findings": [{"code": str, "line": int, "message": str}]}],
      "findings": [...job-level findings...],
      "unknown": {"count": int, "fields": int}}
+
+``sourced`` lists the ``source``/``.`` commands of the batch shell: the file each reads, or why the
+model could not read it (``model/sourced.py``). ``approximate`` marks a path read against the
+script's own directory, which stands for the submission directory (the job's working directory
+unless ``--chdir``). The variables a read file sets are the script's from that line on; what an
+unread file may set is unknown (reason ``sourced-file``), never unset.
 
 ``F`` is a field: its value (a number, a string, or null when not set at all), or
 ``{"unknown": REASON}`` with one of the reason codes in ``REASONS`` (``branches-differ`` adds
@@ -50,6 +60,7 @@ REASONS = {
     "hidden-options": "words the script builds at run time stand among the options",
     "image-workdir": "the image's own WORKDIR (pyxis starts there when the image sets one)",
     "not-exported": "a plain shell variable: the tasks do not see it",
+    "sourced-file": "a file sourced before the step may set it, and the model cannot read that file",
 }
 
 
@@ -206,7 +217,27 @@ class Planner:
             "output": self._path(opt.OUTPUT, name),
             "error": self._path(opt.ERROR, name),
             "exclusive": header.winning(opt.EXCLUSIVE) is not None,
+            "sourced": self._sourced(self.script.values.sourced, top=True),
         }
+
+    def _sourced(self, files, top: bool) -> List[dict]:
+        out = []
+        for entry in files:
+            out.append({"line": self.line(entry.span.start) if top else None, "operand": entry.operand,
+                        "path": entry.path, "read": entry.resolved, "unknown": entry.reason,
+                        "approximate": entry.approximate, "nested": self._sourced(entry.nested, top=False)})
+        return out
+
+    def sourced_sources(self) -> List[Source]:
+        """Every sourced file the model read, as a Source (the command line masks their secrets)."""
+        out: List[Source] = []
+        pending = list(self.script.values.sourced)
+        while pending:
+            entry = pending.pop(0)
+            if entry.resolved:
+                out.append(Source(entry.data, entry.path))
+                pending.extend(entry.nested)
+        return out
 
     def _directive_value(self, name: str) -> Any:
         directive = self.script.header.winning(name)
@@ -323,7 +354,9 @@ class Planner:
                     value = unknown("run-time")
                 else:
                     setting = analysis.task_env(step, entry.name)
-                    if not setting.is_set:
+                    if setting.where == "unknown":
+                        value = unknown("sourced-file")
+                    elif not setting.is_set:
                         value = unknown("not-exported") if setting.where == "batch-unexported" else None
                     else:
                         value = field_of(setting.value)
@@ -353,6 +386,8 @@ class Planner:
             return unknown("run-time")
         found = self.script.values.lookup(name, step.command.node.start_byte)
         if not found:
+            if self.script.values.sourced and self.script.values.unresolved_source(step.command.node.start_byte):
+                return unknown("sourced-file")
             return None
         texts = set()
         for value in found:
@@ -383,7 +418,8 @@ class Planner:
         caches = {}
         for name in ("HF_HOME", "UV_CACHE_DIR", "NEMO_HOME"):
             setting = analysis.task_env(step, name)
-            caches[name] = field_of(setting.value) if setting.is_set else None
+            caches[name] = field_of(setting.value) if setting.is_set else (
+                unknown("sourced-file") if setting.where == "unknown" else None)
         return {"image": image, "mounts": mounts, "workdir": workdir, **caches,
                 "uncertain": container.uncertain}
 
@@ -501,7 +537,7 @@ def count_unknowns(document: Any) -> Tuple[int, int]:
 
     def walk(value: Any, key: str = "") -> None:
         nonlocal unknown_count, total
-        if key in ("findings", "directives", "context", "rank_source", "index", "line", "end_line", "schema", "path"):
+        if key in ("findings", "directives", "sourced", "context", "rank_source", "index", "line", "end_line", "schema", "path"):
             return
         if is_unknown(value):
             unknown_count += 1
@@ -535,6 +571,8 @@ def show(field: Any) -> str:
 
 
 def render_text(plan: dict) -> str:
+    from .model.sourced import REASONS as SOURCE_REASONS
+
     job = plan["job"]
     lines = [f"{plan['path']}: job {show(job['job_name'])}"]
     lines.append(
@@ -543,6 +581,19 @@ def render_text(plan: dict) -> str:
         + (" · exclusive" if job["exclusive"] else "")
     )
     lines.append(f"  output {show(job['output'])}" + (f" · error {show(job['error'])}" if job["error"] else ""))
+    def sourced_lines(files, indent):
+        for entry in files:
+            where = f"line {entry['line']}: " if entry["line"] is not None else ""
+            if entry["read"]:
+                note = " (the script's directory standing for the submission directory)" if entry["approximate"] else ""
+                lines.append(f"{indent}{where}source {entry['operand']} reads {entry['path']}{note}")
+            else:
+                path = f"{entry['path']}: " if entry["path"] else ""
+                lines.append(f"{indent}{where}source {entry['operand']} is not read ({path}{SOURCE_REASONS[entry['unknown']]})"
+                             " (what it may set is unknown)")
+            sourced_lines(entry["nested"], indent + "  ")
+
+    sourced_lines(job["sourced"], "  ")
     for directive in job["directives"]:
         if directive["status"] != "effective":
             lines.append(f"  line {directive['line']}: {directive['option']}"

@@ -437,8 +437,8 @@ def export_edit(script: "Script", assignment: Assignment) -> Optional[Edit]:
     exported; ``readonly``, loop and ``read`` variables and several assignments on one line are
     left to the author.
     """
-    if assignment.kind not in ("assign", "append"):
-        return None
+    if assignment.kind not in ("assign", "append") or assignment.sourced is not None:
+        return None  # a sourced file's variable is exported in that file, not here
     node = assignment.node
     parent = node.parent
     if parent is None:

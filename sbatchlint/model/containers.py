@@ -403,7 +403,7 @@ class EnvSetting:
 
     name: str
     values: List[Value]  # alternatives, most likely last; empty when not set
-    where: str  # "task", "srun", "batch", "batch-unexported", "unset"
+    where: str  # "task", "srun", "batch", "batch-unexported", "unset", "unknown" (a file sourced before it is not read)
     assignment: Optional["Assignment"] = None  # the batch-level assignment, when from there
     span: Optional[Span] = None  # the bytes that set it
 
@@ -623,6 +623,8 @@ class Containers:
             self._settable[id(step)] = names
         if name in names:
             return True
+        if self.script.values.sourced and self.script.values.unresolved_source(step.command.node.start_byte) is not None:
+            return True  # a file the model cannot read is sourced before the step
         export = step.option(option_table.EXPORT)
         return export is not None and export.value is not None and name in export.value
 
@@ -1129,12 +1131,15 @@ def _task_env(script: "Script", step: Step, name: str) -> EnvSetting:
     if step.command.in_function:
         at = len(script.data)
     assignments = [a for a in values.assignments_before(name, at) if a.kind in ("assign", "append")]
+    opaque = values.sourced and values.unresolved_source(at) is not None
     if not assignments:
-        return EnvSetting(name, [], "unset")
+        return EnvSetting(name, [], "unknown" if opaque else "unset")
     found = values.lookup(name, at, step.command.node)
     assignment = assignments[-1]
     span = _node_span(script, assignment.value_node) if assignment.value_node is not None else assignment.span
     if not values.is_exported(name, at):
+        if opaque:
+            return EnvSetting(name, found, "unknown", assignment, span)  # the unread file may export it
         return EnvSetting(name, found, "batch-unexported", assignment, span)
     return EnvSetting(name, found, "batch", assignment, span)
 

@@ -89,7 +89,10 @@ class Script:
 
     @cached_property
     def values(self) -> Values:
-        return Values(self.data, self.root, self.nodes_of_type(*Values.COLLECTED))
+        from .sourced import SourceContext
+
+        context = SourceContext.for_script(self.path, self.data)
+        return Values(self.data, self.root, self.nodes_of_type(*Values.COLLECTED), context)
 
     @cached_property
     def commands(self) -> List[Command]:

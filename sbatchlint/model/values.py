@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from tree_sitter import Node
 
@@ -24,6 +24,9 @@ from ..shell import ancestors, inner, may_cut_words, node_span, only_assignments
 from ..source import Span
 from ..lazyre import lazy
 from .variables import ALWAYS_SET
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sourced import SourceContext, SourcedFile
 
 MAX_ALTERNATIVES = 16
 MAX_DEPTH = 12
@@ -324,6 +327,9 @@ class Assignment:
     exported: bool = False
     declared_by: Optional[str] = None  # export / declare / local / readonly / typeset
     in_string: bool = False
+    # Set by a sourced file (``source env.sh``): node and span are the ``source`` command's,
+    # value_node is None, and the values come from the file (``model/sourced.py``).
+    sourced: Optional["SourcedFile"] = None
 
     @property
     def start(self) -> int:
@@ -354,12 +360,20 @@ class Values:
     # The node types ``_collect`` reads (a caller with an index of the tree passes just these).
     COLLECTED = ("variable_assignment", "declaration_command", "for_statement", "command", "unset_command")
 
-    def __init__(self, data: bytes, root: Node, nodes: Optional[Iterable[Node]] = None) -> None:
+    def __init__(self, data: bytes, root: Node, nodes: Optional[Iterable[Node]] = None,
+                 context: Optional["SourceContext"] = None, outer: Optional[Tuple["Values", Span, Node]] = None,
+                 cwd: Optional[str] = None, allexport: bool = False) -> None:
         self.data = data
         self.root = root
+        # Following ``source FILE`` (``model/sourced.py``): only the batch script's own values do.
+        self.context = context
+        self.sourced: List["SourcedFile"] = []  # every ``source`` command, in source order
+        self._cwd: Optional[str] = cwd if cwd is not None or context is None else context.initial_cwd()
+        # A sourced file's values: the script that sources it, and where (what the file reads of it).
+        self.outer = outer
         self.assignments: Dict[str, List[Assignment]] = {}
         self.exports: Dict[str, List[Export]] = {}
-        self._allexport = False  # ``set -a`` / ``set -o allexport`` in effect (source order)
+        self._allexport = allexport  # ``set -a`` / ``set -o allexport`` in effect (source order)
         # What each assignment evaluates to does not depend on where it is used: computed once,
         # so ``CMD="$CMD …"`` chains cost one evaluation per link and are never cut short.
         self._assignment_memo: Dict[Tuple[int, int, str, str], List[Value]] = {}
@@ -413,6 +427,11 @@ class Values:
                         self._add_command_effects(node)
                     elif command == "set":
                         self._set_allexport(node)
+                    elif self.context is not None:
+                        if command in ("source", "."):
+                            self._add_sourced(node)
+                        elif command in ("cd", "pushd", "popd"):
+                            self._change_directory(node, command)
             elif kind == "unset_command":
                 for child in node.named_children:
                     if child.type in ("variable_name", "word"):
@@ -429,6 +448,109 @@ class Values:
         if self._allexport and assignment.kind != "unset":
             assignment.exported = True  # ``set -a``: every variable assigned from now on is exported
         self.assignments.setdefault(assignment.name, []).append(assignment)
+
+    def _source_operand(self, node: Node) -> Optional[Node]:
+        arguments = node.children_by_field_name("argument")
+        return arguments[0] if arguments else None
+
+    def _add_sourced(self, node: Node) -> None:
+        """``source FILE`` / ``. FILE``: the file's variables become the script's at this command."""
+        from . import sourced as model
+
+        context = self.context
+        assert context is not None
+        span = node_span(node, self.data)
+        operand = self._source_operand(node)
+        if operand is None:
+            return
+        alternatives = self.evaluate(operand)
+        entry = model.SourcedFile(span, self.node_text(operand))
+        self.sourced.append(entry)
+        if len(alternatives) != 1:
+            entry.reason = "run-time"
+            return
+        path, reason, approximate = model.resolve_word(alternatives[0], self.data, self._cwd, context)
+        if path is None:
+            entry.reason = reason
+            return
+        entry.approximate = approximate
+        data, reason = model.read(path, context)
+        if data is None:
+            entry.path, entry.reason = path, reason
+            return
+        from ..shell import parse
+
+        inner_values = Values(data, parse(data).root_node, None, model.nested_context(path, context),
+                              (self, span, node), self._cwd, self._allexport)
+        entry.path, entry.values, entry.data, entry.nested = path, inner_values, data, inner_values.sourced
+        self._cwd = inner_values._cwd  # a ``cd`` in the sourced file moves the batch shell
+        self._allexport = inner_values._allexport
+        end = len(data) + 1
+        for name, assignments in inner_values.assignments.items():
+            last = assignments[-1]
+            kind = "unset" if last.kind == "unset" and not inner_values._conditional_scopes(last) else "assign"
+            self._add(Assignment(name, node, None, span, kind, inner_values.is_exported(name, end), sourced=entry))
+        for name in inner_values.exports:
+            if name not in inner_values.assignments:
+                self.exports.setdefault(name, []).append(Export(name, span))
+
+    def unresolved_source(self, at: int) -> Optional["SourcedFile"]:
+        """The first ``source`` before offset ``at`` whose file the model could not read (or that
+        itself sources one): anything it may set is unknown, not unset."""
+        for entry in self.sourced:
+            if entry.span.start >= at:
+                break
+            if not entry.resolved or entry.values.unresolved_source(len(entry.data) + 1) is not None:
+                return entry
+        return None
+
+    def _change_directory(self, node: Node, command: str) -> None:
+        """Where a ``cd`` leaves the batch shell: a directory the model resolves, else unknown."""
+        from . import sourced as model
+
+        arguments = [a for a in node.children_by_field_name("argument") if not self.node_text(a).startswith("-")]
+        target: Optional[str] = None
+        if command != "popd" and len(arguments) == 1 and not any(a.type in CONDITIONAL_TYPES for a in ancestors(node)):
+            alternatives = self.evaluate(arguments[0])
+            if len(alternatives) == 1:
+                assert self.context is not None
+                path, _reason, approximate = model.resolve_word(alternatives[0], self.data, self._cwd, self.context)
+                if path is not None:
+                    submit = self.context.submit_dir
+                    target = model.SUBMIT if approximate and submit is not None and path == submit else path
+        self._cwd = target
+
+    def outer_values(self, name: str, span: Span, quote: str, depth: int) -> Optional[List[Value]]:
+        """A sourced file's ``$NAME`` that the file does not set: the sourcing script's value at
+        its ``source`` command (None when this is no sourced file)."""
+        if self.outer is None:
+            return None
+        values, at, node = self.outer
+        found = values._substitute(name, at, node, depth + 1, "")
+        unquoted = quote == ""
+        out = []
+        for value in found:
+            pieces = []
+            for p in value.pieces:
+                if p.known:
+                    pieces.append(Piece(p.text, None, p.quote, True, p.name, False, (span,), p.split or unquoted))
+                else:
+                    pieces.append(Piece("", span, quote, False, p.name or name, False, (span,), unquoted))
+            out.append(Value(tuple(pieces)))
+        return out
+
+    def sourced_values(self, assignment: Assignment) -> List[Value]:
+        """What a sourced file leaves in ``assignment.name``, as values of this script: the file's
+        bytes are not this script's, so no piece keeps a span (no fix edits through them)."""
+        entry = assignment.sourced
+        assert entry is not None and entry.values is not None
+        found = entry.values.lookup(assignment.name, len(entry.data) + 1)
+        out = []
+        for value in found:
+            out.append(Value(tuple(
+                Piece(p.text, None, p.quote, p.known, p.name or (None if p.known else assignment.name))
+                for p in value.pieces)))
+        return out or [Value((Piece("", None, known=False, name=assignment.name),))]
 
     def _set_allexport(self, node: Node) -> None:
         """``set -a`` / ``set -o allexport`` (and ``+a`` / ``+o allexport``), also bundled (``set -ae``)."""
@@ -622,6 +744,8 @@ class Values:
             return self._read_values(assignment, depth) or [unknown]
         if assignment.kind == "unset":
             return [Value(())]
+        if assignment.sourced is not None:
+            return self.sourced_values(assignment)
         value_node = assignment.value_node
         if value_node is None:
             base = [Value(())]
@@ -980,9 +1104,13 @@ class Values:
     def _substitute(self, name: str, span: Span, node: Node, depth: int, quote: str) -> List[Value]:
         unknown = Value((Piece("", span, quote, known=False, name=name),))
         if name not in self.assignments:
+            if self.outer is not None:
+                return self.outer_values(name, span, quote, depth) or [unknown]
             return [unknown]  # never assigned by the script (``$SLURM_JOB_ID``): lookup finds nothing
         found = self.lookup(name, span.start, node, depth + 1)
         if not found:
+            if self.outer is not None:
+                return self.outer_values(name, span, quote, depth) or [unknown]
             return [unknown]
         out = []
         unquoted = quote == ""

@@ -553,6 +553,8 @@ def _statement_of(assignment) -> Optional[object]:
 
 
 def _export_spot(script, assignment) -> Optional[int]:
+    if assignment.sourced is not None:
+        return None  # set in a sourced file: the export belongs there
     node = assignment.node
     if node.parent is None or node.parent.type not in ("program", "compound_statement", "do_group"):
         return None
@@ -613,7 +615,10 @@ def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvS
         return None
     if not analysis.is_container_local(container, path):
         return None
-    return f"`{name}` is `{path.text}`, a directory local to each node's container"
+    where = ""
+    if setting.assignment is not None and setting.assignment.sourced is not None:
+        where = f" (set by the sourced file `{setting.assignment.sourced.operand}`)"
+    return f"`{name}` is `{path.text}`{where}, a directory local to each node's container"
 
 
 HF_HINT = lazy(r"(?i)hugging|(^|[^a-z])hf([_\-.]|$)|hf_model|--hf|transformers|from_pretrained|hub")

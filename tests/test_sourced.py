@@ -1,0 +1,235 @@
+"""Sourced settings files: ``source ./env.sh`` puts the file's variables in the script's model.
+
+What a user sees: a cache variable a settings file exports is checked where it is really set;
+a file the model cannot read (a path set at run time, ``$0`` of a batch script, a missing file)
+makes what it may set unknown, so no rule claims it is unset; ``plan`` lists every sourced file
+and what it read. Each test writes its job and settings files into a directory of its own."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sbatchlint.cli import main
+from sbatchlint.linter import fix, lint
+from sbatchlint.model.containers import containers
+from sbatchlint.model.script import Script
+from sbatchlint.model.sourced import MAX_BYTES
+from sbatchlint.plan import Planner
+from sbatchlint.source import Source
+from lintutil import options
+
+HEADER = """\
+#!/bin/bash
+#SBATCH --job-name=sft
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --gpus-per-node=8
+"""
+STEP = """\
+srun --kill-on-bad-exit=1 --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+     --container-mounts=/lustre/fsw:/lustre/fsw \\
+     torchrun --nnodes=2 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint="$HEAD_NODE:29500" \\
+     /lustre/fsw/alice/sft.py --hf-model meta-llama/Llama-3.1-8B
+"""
+
+
+def write(directory: Path, files: dict) -> Path:
+    for name, text in files.items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return directory / "job.sh"
+
+
+def model(job: Path) -> Script:
+    return Script(Source(job.read_bytes(), str(job)))
+
+
+def findings(job: Path, select=("SBL3",)):
+    return [d for d in lint(Source(job.read_bytes(), str(job)), options(list(select))) if d.code.startswith("SBL3")]
+
+
+def value(job: Path, name: str, at: str = "srun") -> list:
+    script = model(job)
+    offset = script.data.index(at.encode())
+    return [v.text for v in script.values.lookup(name, offset)]
+
+
+def sourced(job: Path) -> list:
+    return [(entry.path, entry.reason, entry.approximate) for entry in model(job).values.sourced]
+
+
+# -- values for the rules ----------------------------------------------------------------------
+def test_a_cache_set_in_a_sourced_file_is_checked_where_it_is_set(tmp_path):
+    job = write(tmp_path, {"job.sh": HEADER + "source ./site.sh\n" + STEP, "site.sh": "export HF_HOME=/tmp/hf\n"})
+    (diagnostic,) = findings(job)
+    assert diagnostic.code == "SBL304"
+    assert "`HF_HOME` is `/tmp/hf` (set by the sourced file `./site.sh`)" in diagnostic.message
+    assert job.read_bytes()[diagnostic.span.start:diagnostic.span.end] == b"source ./site.sh"
+    # the same file pointing at the shared filesystem: nothing to say
+    (tmp_path / "site.sh").write_text("export HF_HOME=/lustre/fsw/alice/cache/hf\n")
+    assert findings(job) == []
+    setting = containers(model(job)).task_env(model(job).steps[0], "HF_HOME")
+    assert setting.where == "batch" and setting.value.text == "/lustre/fsw/alice/cache/hf"
+
+
+def test_a_source_the_model_cannot_read_leaves_its_variables_unknown(tmp_path):
+    bare = write(tmp_path, {"job.sh": HEADER + STEP})
+    (diagnostic,) = findings(bare)
+    assert "`HF_HOME` is not set by the script" in diagnostic.message
+    for line in ("source ./missing.sh\n", 'source "$SITE_CONFIG"\n', 'source "$(dirname "$0")/site.sh"\n',
+                 "source ~/.bashrc\n"):
+        job = write(tmp_path, {"job.sh": HEADER + line + STEP})
+        assert findings(job) == [], line
+        script = model(job)
+        assert containers(script).task_env(script.steps[0], "HF_HOME").where == "unknown"
+
+
+def test_values_the_script_set_reach_the_sourced_file_and_back(tmp_path):
+    job = write(tmp_path, {
+        "job.sh": HEADER + "BASE=/lustre/fsw/alice\nsource ./site.sh\nexport CKPT=$RUNS/ckpt\n" + STEP,
+        "site.sh": """\
+            # paths of the project
+            export HF_HOME="$BASE/cache/hf"
+            RUNS=$BASE/runs
+            if [ -n "$DEBUG" ]; then
+                LOG_LEVEL=debug
+            fi
+            unset BASE
+            """,
+    })
+    assert value(job, "HF_HOME") == ["/lustre/fsw/alice/cache/hf"]
+    assert value(job, "CKPT") == ["/lustre/fsw/alice/runs/ckpt"]
+    assert value(job, "BASE") == [""]
+    # set only on one branch of the file: either that or whatever it was before
+    assert value(job, "LOG_LEVEL") == ["${LOG_LEVEL}", "debug"]
+    script = model(job)
+    at = script.data.index(b"srun")
+    assert script.values.is_exported("HF_HOME", at) and not script.values.is_exported("RUNS", at)
+    # before the source command nothing of the file is set
+    assert value(job, "RUNS", at="BASE=") == []
+
+
+def test_set_a_around_the_source_exports_everything(tmp_path):
+    job = write(tmp_path, {"job.sh": HEADER + "set -a\n. ./site.env\nset +a\nX=1\n" + STEP,
+                           "site.env": "HF_HOME=/lustre/fsw/alice/hf\n"})
+    script = model(job)
+    at = script.data.index(b"srun")
+    assert script.values.is_exported("HF_HOME", at) and not script.values.is_exported("X", at)
+
+
+# -- where bash finds the file -----------------------------------------------------------------
+def test_relative_paths_go_against_the_working_directory(tmp_path):
+    files = {"job.sh": HEADER + '. "$SLURM_SUBMIT_DIR/conf/env.sh"\nsource conf/env.sh\n' + STEP,
+             "conf/env.sh": "export HF_HOME=/lustre/fsw/alice/hf\n"}
+    job = write(tmp_path, files)
+    path = str(tmp_path / "conf" / "env.sh")
+    assert sourced(job) == [(path, None, True), (path, None, True)]
+    # --chdir moves the working directory, not the submission directory
+    (tmp_path / "run" / "conf").mkdir(parents=True)
+    (tmp_path / "run" / "conf" / "env.sh").write_text("export HF_HOME=/lustre/fsw/alice/run-hf\n")
+    job.write_text(HEADER + "#SBATCH --chdir=run\n" + files["job.sh"][len(HEADER):])
+    assert sourced(job) == [(path, None, True), (str(tmp_path / "run" / "conf" / "env.sh"), None, False)]
+    assert value(job, "HF_HOME") == ["/lustre/fsw/alice/run-hf"]
+    # a cd the model follows, and one it cannot
+    job.write_text(HEADER + f"cd {tmp_path}/run\nsource conf/env.sh\ncd \"$WORKDIR\"\nsource conf/env.sh\n" + STEP)
+    assert sourced(job) == [(str(tmp_path / "run" / "conf" / "env.sh"), None, False), (None, "working-directory", False)]
+
+
+def test_the_batch_scripts_own_directory_is_the_spool_directory(tmp_path):
+    """sbatch runs a copy in slurmd's spool directory: $0 and BASH_SOURCE name that copy."""
+    job = write(tmp_path, {
+        "job.sh": HEADER + 'SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nsource "$SCRIPT_DIR/site.sh"\n'
+                  '. "$(dirname "$0")/site.sh"\n' + STEP,
+        "site.sh": "export HF_HOME=/tmp/hf\n",
+    })
+    assert sourced(job) == [(None, "spool-directory", False), (None, "spool-directory", False)]
+    # inside a sourced file BASH_SOURCE is that file: its neighbours resolve
+    job = write(tmp_path, {
+        "job.sh": HEADER + "source ./conf/site.sh\n" + STEP,
+        "conf/site.sh": 'source "$(dirname "${BASH_SOURCE[0]}")/common.sh"\nsource common.sh\n',
+        "conf/common.sh": "export HF_HOME=/lustre/fsw/alice/hf\n",
+        "common.sh": "export UV_CACHE_DIR=/lustre/fsw/alice/uv\n",
+    })
+    (entry,) = model(job).values.sourced
+    assert [(n.path, n.reason) for n in entry.nested] == [(str(tmp_path / "conf" / "common.sh"), None),
+                                                          (str(tmp_path / "common.sh"), None)]
+    assert value(job, "HF_HOME") == ["/lustre/fsw/alice/hf"] and value(job, "UV_CACHE_DIR") == ["/lustre/fsw/alice/uv"]
+
+
+def test_cycles_and_large_files_are_not_followed(tmp_path):
+    job = write(tmp_path, {"job.sh": HEADER + "source ./a.sh\nsource ./big.sh\n" + STEP,
+                           "a.sh": "A=1\nsource ./b.sh\n", "b.sh": "B=2\nsource ./a.sh\n",
+                           "big.sh": "X=1\n" + "# padding\n" * (MAX_BYTES // 10 + 1)})
+    script = model(job)
+    first, big = script.values.sourced
+    (b,) = first.nested
+    assert [n.reason for n in b.nested] == ["cycle"]
+    assert big.reason == "too-large" and not big.resolved
+    assert value(job, "A") == ["1"] and value(job, "B") == ["2"] and value(job, "X") == []
+
+
+def test_a_conditional_source_gives_alternatives(tmp_path):
+    job = write(tmp_path, {"job.sh": HEADER + "HF_HOME=/lustre/fsw/a\nif [ -f site.sh ]; then\n  source site.sh\nfi\n" + STEP,
+                           "site.sh": "HF_HOME=/lustre/fsw/b\n"})
+    assert value(job, "HF_HOME") == ["/lustre/fsw/a", "/lustre/fsw/b"]
+
+
+# -- fixes never edit through a sourced file ---------------------------------------------------
+def test_no_fix_rewrites_the_source_line(tmp_path):
+    text = HEADER + "source ./site.sh\n" + STEP
+    job = write(tmp_path, {"job.sh": text, "site.sh": "HF_HOME=/lustre/fsw/alice/hf\n"})
+    (diagnostic,) = findings(job)
+    assert "set but not exported" in diagnostic.message
+    result = fix(Source(job.read_bytes(), str(job)), options(["ALL"]), unsafe=True)
+    assert b"source ./site.sh\n" in result.data and b"export source" not in result.data
+
+
+# -- plan ------------------------------------------------------------------------------------------
+def test_plan_lists_the_sourced_files_and_their_values(tmp_path):
+    job = write(tmp_path, {
+        "job.sh": HEADER + "source ./site.sh\nsource \"$PROJECT_ENV\"\nsrun python train.py --cache \"$HF_HOME\" --head \"$HEAD_NODE\"\n",
+        "site.sh": "export HF_HOME=/lustre/fsw/alice/hf\n",
+    })
+    plan = Planner(Source(job.read_bytes(), str(job)), findings=False).build()
+    assert plan["job"]["sourced"] == [
+        {"line": 6, "operand": "./site.sh", "path": str(tmp_path / "site.sh"), "read": True, "unknown": None,
+         "approximate": True, "nested": []},
+        {"line": 7, "operand": '"$PROJECT_ENV"', "path": None, "read": False, "unknown": "run-time",
+         "approximate": False, "nested": []},
+    ]
+    environment = {v["name"]: v["value"] for v in plan["steps"][0]["environment"]}
+    assert environment == {"HF_HOME": "/lustre/fsw/alice/hf", "HEAD_NODE": {"unknown": "sourced-file"}}
+    result = CliRunner().invoke(main, ["plan", str(job), "--no-findings"])
+    assert result.exit_code == 0, result.output
+    assert (f"  line 6: source ./site.sh reads {tmp_path}/site.sh (the script's directory standing for the "
+            "submission directory)\n") in result.output
+    assert '  line 7: source "$PROJECT_ENV" is not read (its path is set at run time) (what it may set is unknown)\n' in result.output
+    assert "$HEAD_NODE expanded by the batch shell = unknown (sourced-file)" in result.output
+
+
+def test_plan_masks_a_credential_from_a_sourced_file(tmp_path):
+    token = "hf_" + "Qw3rTy5uI7oP9aS1dF3gH5jK7lZ9xC1vB3n"
+    job = write(tmp_path, {"job.sh": HEADER + "source ./secrets.sh\nsrun python train.py --hub \"$HUB\"\n",
+                           "secrets.sh": f"HUB={token}\n"})
+    for fmt in ("text", "json"):
+        result = CliRunner().invoke(main, ["plan", str(job), "--output-format", fmt, "--no-findings"])
+        assert result.exit_code == 0, result.output
+        assert token not in result.output and "HUB" in result.output
+
+
+def test_plan_takes_the_slurm_version(tmp_path):
+    job = write(tmp_path, {"job.sh": HEADER + "#SBATCH --cpus-per-task=4\nsrun python train.py\n"})
+    runner = CliRunner()
+    result = runner.invoke(main, ["plan", str(job), "--slurm-version", "22.05", "--output-format", "json", "--no-findings"])
+    assert result.exit_code == 0, result.output
+    old = json.loads(result.output)["steps"][0]
+    result = runner.invoke(main, ["plan", str(job), "--slurm-version", "24.05", "--output-format", "json", "--no-findings"])
+    new = json.loads(result.output)["steps"][0]
+    # srun of Slurm 22.05 up to 23.11 does not pass the batch job's --cpus-per-task on to the step
+    assert old["cpus_per_task"] == 1 and new["cpus_per_task"] == 4
+    result = runner.invoke(main, ["plan", str(job), "--slurm-version", "latest"])
+    assert result.exit_code == 2 and "--slurm-version" in result.output and "Traceback" not in result.output
