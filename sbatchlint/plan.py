@@ -16,7 +16,7 @@ The JSON document (``--output-format json``), schema ``sbatchlint-plan/1``::
              "sourced": [{"line": int, "operand": str, "path": str|null, "read": bool,
                           "unknown": null|"run-time"|"spool-directory"|"home"|"working-directory"|
                                      "no-directory"|"missing"|"too-large"|"not-text"|"cycle"|"too-deep",
-                          "approximate": bool, "nested": [...]}]},
+                          "approximate": ["submission-directory"|"path-search", ...], "nested": [...]}]},
      "steps": [{"index": int, "line": int, "end_line": int, "context": [str, ...],
                 "nodes": F, "ntasks": F, "tasks_per_node": F, "cpus_per_task": F,
                 "gpus_per_task_visible": F, "kill_on_bad_exit": bool,
@@ -32,9 +32,10 @@ The JSON document (``--output-format json``), schema ``sbatchlint-plan/1``::
      "unknown": {"count": int, "fields": int}}
 
 ``sourced`` lists the ``source``/``.`` commands of the batch shell: the file each reads, or why the
-model could not read it (``model/sourced.py``). ``approximate`` marks a path read against the
-script's own directory, which stands for the submission directory (the job's working directory
-unless ``--chdir``). The variables a read file sets are the script's from that line on; what an
+model could not read it (``model/sourced.py``). ``approximate`` says why the file read may not be
+the one bash reads: ``submission-directory``, the script's own directory stood for the directory
+the job is submitted from (its working directory unless ``--chdir``); ``path-search``, a bare
+name, which bash looks for in ``PATH`` first. The variables a read file sets are the script's from that line on; what an
 unread file may set is unknown (reason ``sourced-file``), never unset.
 
 ``F`` is a field: its value (a number, a string, or null when not set at all), or
@@ -225,7 +226,7 @@ class Planner:
         for entry in files:
             out.append({"line": self.line(entry.span.start) if top else None, "operand": entry.operand,
                         "path": entry.path, "read": entry.resolved, "unknown": entry.reason,
-                        "approximate": entry.approximate, "nested": self._sourced(entry.nested, top=False)})
+                        "approximate": list(entry.approximate), "nested": self._sourced(entry.nested, top=False)})
         return out
 
     def sourced_sources(self) -> List[Source]:
@@ -585,7 +586,9 @@ def render_text(plan: dict) -> str:
         for entry in files:
             where = f"line {entry['line']}: " if entry["line"] is not None else ""
             if entry["read"]:
-                note = " (the script's directory standing for the submission directory)" if entry["approximate"] else ""
+                notes = {"submission-directory": "the script's directory standing for the submission directory",
+                         "path-search": "bash looks for a bare name in PATH first"}
+                note = f" ({'; '.join(notes[a] for a in entry['approximate'])})" if entry["approximate"] else ""
                 lines.append(f"{indent}{where}source {entry['operand']} reads {entry['path']}{note}")
             else:
                 path = f"{entry['path']}: " if entry["path"] else ""

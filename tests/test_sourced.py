@@ -127,16 +127,19 @@ def test_relative_paths_go_against_the_working_directory(tmp_path):
              "conf/env.sh": "export HF_HOME=/lustre/fsw/alice/hf\n"}
     job = write(tmp_path, files)
     path = str(tmp_path / "conf" / "env.sh")
-    assert sourced(job) == [(path, None, True), (path, None, True)]
+    assert sourced(job) == [(path, None, ("submission-directory",)), (path, None, ("submission-directory",))]
     # --chdir moves the working directory, not the submission directory
     (tmp_path / "run" / "conf").mkdir(parents=True)
     (tmp_path / "run" / "conf" / "env.sh").write_text("export HF_HOME=/lustre/fsw/alice/run-hf\n")
     job.write_text(HEADER + "#SBATCH --chdir=run\n" + files["job.sh"][len(HEADER):])
-    assert sourced(job) == [(path, None, True), (str(tmp_path / "run" / "conf" / "env.sh"), None, False)]
+    assert sourced(job) == [(path, None, ("submission-directory",)), (str(tmp_path / "run" / "conf" / "env.sh"), None, ())]
     assert value(job, "HF_HOME") == ["/lustre/fsw/alice/run-hf"]
     # a cd the model follows, and one it cannot
     job.write_text(HEADER + f"cd {tmp_path}/run\nsource conf/env.sh\ncd \"$WORKDIR\"\nsource conf/env.sh\n" + STEP)
-    assert sourced(job) == [(str(tmp_path / "run" / "conf" / "env.sh"), None, False), (None, "working-directory", False)]
+    assert sourced(job) == [(str(tmp_path / "run" / "conf" / "env.sh"), None, ()), (None, "working-directory", ())]
+    # a bare name: bash looks in PATH before the working directory
+    job.write_text(HEADER + "#SBATCH --chdir=run/conf\nsource env.sh\n" + STEP)
+    assert sourced(job) == [(str(tmp_path / "run" / "conf" / "env.sh"), None, ("path-search",))]
 
 
 def test_the_batch_scripts_own_directory_is_the_spool_directory(tmp_path):
@@ -146,7 +149,7 @@ def test_the_batch_scripts_own_directory_is_the_spool_directory(tmp_path):
                   '. "$(dirname "$0")/site.sh"\n' + STEP,
         "site.sh": "export HF_HOME=/tmp/hf\n",
     })
-    assert sourced(job) == [(None, "spool-directory", False), (None, "spool-directory", False)]
+    assert sourced(job) == [(None, "spool-directory", ()), (None, "spool-directory", ())]
     # inside a sourced file BASH_SOURCE is that file: its neighbours resolve
     job = write(tmp_path, {
         "job.sh": HEADER + "source ./conf/site.sh\n" + STEP,
@@ -197,9 +200,9 @@ def test_plan_lists_the_sourced_files_and_their_values(tmp_path):
     plan = Planner(Source(job.read_bytes(), str(job)), findings=False).build()
     assert plan["job"]["sourced"] == [
         {"line": 6, "operand": "./site.sh", "path": str(tmp_path / "site.sh"), "read": True, "unknown": None,
-         "approximate": True, "nested": []},
+         "approximate": ["submission-directory"], "nested": []},
         {"line": 7, "operand": '"$PROJECT_ENV"', "path": None, "read": False, "unknown": "run-time",
-         "approximate": False, "nested": []},
+         "approximate": [], "nested": []},
     ]
     environment = {v["name"]: v["value"] for v in plan["steps"][0]["environment"]}
     assert environment == {"HF_HOME": "/lustre/fsw/alice/hf", "HEAD_NODE": {"unknown": "sourced-file"}}

@@ -11,14 +11,14 @@ Where bash looks, at run time:
 - a relative one (``./env.sh``, ``conf/env.sh``, a bare name) is read against the batch shell's
   working directory: ``--chdir`` when the header gives one, else the directory the job was
   submitted from. The submission directory is not in the script: the script's own directory
-  stands for it (``approximate``: true when the job is submitted from there, as is usual);
+  stands for it (``approximate`` holds ``SUBMISSION``: true when the job is submitted from there, as is usual);
 - ``$SLURM_SUBMIT_DIR`` is the submission directory, ``$PWD`` and ``$(pwd)`` the working
   directory, both only until a ``cd`` the model cannot follow;
 - ``$0`` and ``${BASH_SOURCE[0]}`` of a batch script name slurmd's spooled copy
   (``…/job00155/slurm_script``), not the submitted file: a path built from them does not
   resolve (``spool-directory``);
 - a bare name is looked up in ``PATH`` first; the ``PATH`` of the job is not known, so a bare name
-  is read against the working directory like a relative one (also ``approximate``).
+  is read against the working directory like a relative one (``approximate`` holds ``PATH_SEARCH``).
 
 A source that does not resolve (a path set at run time, a missing file, the home directory, a
 file over ``MAX_BYTES``, a cycle, more than ``MAX_NESTING`` files deep) sets nothing the model
@@ -56,6 +56,10 @@ REASONS = {
 
 SUBMIT = "submit"
 
+# How a resolved path may differ from the file bash reads.
+SUBMISSION = "submission-directory"  # the script's directory stood for the submission directory
+PATH_SEARCH = "path-search"  # a bare name, which bash looks for in PATH first
+
 # ``$(dirname "${BASH_SOURCE[0]}")``, ``$(cd "$(dirname "$0")" && pwd)``: the file's own directory.
 OWN_DIRECTORY = lazy(
     r'\$\((?:\s*cd\s+)?"?\$\(\s*dirname\s+"?(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE)"?\s*\)"?'
@@ -71,7 +75,7 @@ class SourcedFile:
     operand: str  # the path as written
     path: Optional[str] = None  # the file read, absolute; None when it does not resolve
     reason: Optional[str] = None  # a key of REASONS when it does not resolve
-    approximate: bool = False  # read against the script's directory standing for the submission directory
+    approximate: Tuple[str, ...] = ()  # SUBMISSION, PATH_SEARCH: why the path may not be the one bash reads
     values: Optional["Values"] = None  # the file's own assignments
     data: bytes = b""
     nested: List["SourcedFile"] = field(default_factory=list)
@@ -127,59 +131,59 @@ class SourceContext:
 def directory_of(cwd: Optional[str], context: SourceContext) -> Tuple[Optional[str], bool]:
     """The directory a working-directory state stands for, and whether it is approximate."""
     if cwd == SUBMIT:
-        return context.submit_dir, True
-    return cwd, False
+        return context.submit_dir, (SUBMISSION,)
+    return cwd, ()
 
 
-def resolve_word(value, data: bytes, cwd: Optional[str], context: SourceContext) -> Tuple[Optional[str], Optional[str], bool]:
+def resolve_word(value, data: bytes, cwd: Optional[str], context: SourceContext) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
     """(path, reason, approximate) for a ``source`` operand's value, or a ``cd`` target's.
 
     The leading unknown piece may be ``$SLURM_SUBMIT_DIR``, ``$PWD`` or ``$(pwd)``; any other
     unknown piece makes the path unknown."""
     pieces = list(value.pieces)
     base: Optional[str] = None
-    approximate = False
+    approximate: Tuple[str, ...] = ()
     if pieces and not pieces[0].known:
         first = pieces.pop(0)
         written = data[first.span.start:first.span.end].decode("utf-8", "replace") if first.span is not None else ""
         if first.name == "SLURM_SUBMIT_DIR":
-            base, approximate = context.submit_dir, True
+            base, approximate = context.submit_dir, (SUBMISSION,)
             if base is None:
-                return None, "no-directory", False
+                return None, "no-directory", ()
         elif first.name == "PWD" or written.replace(" ", "") in ("$(pwd)", "`pwd`", "$(pwd-P)", "`pwd-P`"):
             if cwd is None:
-                return None, "working-directory", False
+                return None, "working-directory", ()
             base, approximate = directory_of(cwd, context)
             if base is None:
-                return None, "no-directory", False
+                return None, "no-directory", ()
         elif first.name == "HOME":
-            return None, "home", False
+            return None, "home", ()
         elif "$0" in written or "BASH_SOURCE" in written or first.name == "0":
             sourced = len(context.chain) > 1 and "BASH_SOURCE" in written
             if (context.batch and not sourced) or context.path is None or not OWN_DIRECTORY.fullmatch(written):
-                return None, ("spool-directory" if context.batch and not sourced else "run-time"), False
+                return None, ("spool-directory" if context.batch and not sourced else "run-time"), ()
             base = os.path.dirname(context.path)  # a sourced file's BASH_SOURCE: its real path
         else:
-            return None, "run-time", False
+            return None, "run-time", ()
     if any(not p.known for p in pieces):
-        return None, "run-time", False
+        return None, "run-time", ()
     rest = "".join(p.text for p in pieces)
     if base is not None:
         if rest and not rest.startswith("/"):
-            return None, "run-time", False  # ``$PWD-old``: another name
+            return None, "run-time", ()  # ``$PWD-old``: another name
         return os.path.normpath(base + rest) if rest else base, None, approximate
     if not rest:
-        return None, "run-time", False
+        return None, "run-time", ()
     if rest.startswith("~"):
-        return None, "home", False
+        return None, "home", ()
     if rest.startswith("/"):
-        return os.path.normpath(rest), None, False
+        return os.path.normpath(rest), None, ()
     if cwd is None:
-        return None, "working-directory", False
+        return None, "working-directory", ()
     directory, approximate = directory_of(cwd, context)
     if directory is None:
-        return None, "no-directory", False
-    return os.path.normpath(os.path.join(directory, rest)), None, approximate or "/" not in rest
+        return None, "no-directory", ()
+    return os.path.normpath(os.path.join(directory, rest)), None, approximate + ((PATH_SEARCH,) if "/" not in rest else ())
 
 
 def read(path: str, context: SourceContext) -> Tuple[Optional[bytes], Optional[str]]:

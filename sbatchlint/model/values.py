@@ -517,7 +517,7 @@ class Values:
                 path, _reason, approximate = model.resolve_word(alternatives[0], self.data, self._cwd, self.context)
                 if path is not None:
                     submit = self.context.submit_dir
-                    target = model.SUBMIT if approximate and submit is not None and path == submit else path
+                    target = model.SUBMIT if model.SUBMISSION in approximate and path == submit else path
         self._cwd = target
 
     def outer_values(self, name: str, span: Span, quote: str, depth: int) -> Optional[List[Value]]:
