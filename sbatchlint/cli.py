@@ -27,6 +27,18 @@ class DefaultGroup(click.Group):
             args = [self.default_command] + list(args)
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx, formatter) -> None:
+        """The group's options, then those of ``check`` (what ``sbatchlint job.sh`` takes), then the commands."""
+        click.Command.format_options(self, ctx, formatter)
+        command = self.commands.get(self.default_command)
+        if command is not None:
+            with click.Context(command, info_name=self.default_command, parent=ctx) as sub:
+                rows = [record for param in command.get_params(sub)
+                        if (record := param.get_help_record(sub)) is not None and param.name != "help"]
+            with formatter.section(f"Options of {self.default_command} (the default command)"):
+                formatter.write_dl(rows)
+        self.format_commands(ctx, formatter)
+
 
 def use_color(stream) -> bool:
     if os.environ.get("NO_COLOR"):
@@ -81,12 +93,23 @@ def _codes(values) -> List[str]:
               help="Parallel processes (default 0: one per CPU from 16 files up, else one).")
 @click.option("--shellcheck", "use_shellcheck", is_flag=True, help="Also run ShellCheck and report its findings as SC####.")
 @click.option("--slurm-version", metavar="VERSION", help="The Slurm release to check against (e.g. 23.11; 'auto' asks sbatch; default 24.05).")
-@click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings (text or json).")
+@click.option("--show-fixes", is_flag=True, help="With --fix: list what was fixed, per file and code.")
+@click.option("--add-noqa", is_flag=True, help="Add a '# sbatchlint: disable=CODE' comment for every finding.")
+@click.option("--show-settings", "show_settings", metavar="FILE", type=click.Path(),
+              help="Print the settings that apply to FILE and where each comes from; lint nothing.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Write the findings to this file instead of stdout.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the text output (auto: on a terminal, following NO_COLOR and FORCE_COLOR).")
+@click.option("--fail-level", type=click.Choice(["error", "warning", "info"]), default="info", show_default=True,
+              help="Exit 1 only for findings of this severity or worse.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors reading files still exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line.")
 def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_format, config_path, isolated,
           stdin_filename, python_files, force_exclude, respect_gitignore, show_files, jobs, use_shellcheck,
-          slurm_version, statistics, exit_zero, quiet) -> None:
+          slurm_version, statistics, show_fixes, add_noqa, show_settings, output_file, color, fail_level,
+          exit_zero, quiet) -> None:
     """Check batch scripts (files or directories; '-' reads stdin)."""
     from .codes import CODES
     from .config import ConfigError
@@ -96,8 +119,14 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     from .redaction import RedactingStream, redacting_excepthook
     from .runner import CommandLine, Job, Resolver, once_each, run_all
 
+    if show_settings is not None:
+        paths = paths or (show_settings,)
     if not paths:
         raise click.UsageError("no files given: try `sbatchlint examples/` or `sbatchlint job.sh`")
+    if add_noqa and (fix or unsafe_fixes or diff):
+        raise click.UsageError("--add-noqa cannot be combined with --fix, --unsafe-fixes or --diff")
+    if add_noqa and "-" in paths:
+        raise click.UsageError("--add-noqa writes the files it changes: it cannot read '-' (stdin)")
     from . import shellcheck
 
     known = list(CODES)  # the static table: checking the selection imports no rule
@@ -118,6 +147,9 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
             raise click.UsageError(f"unknown rule code or prefix: {pattern}")
     try:
         resolver = Resolver(cli, known)
+        if show_settings is not None:
+            _show_settings(resolver, show_settings, output_format)
+            sys.exit(EXIT_CLEAN)
         work: List[Job] = []
         stdin_data = _binary_stream("stdin").read() if "-" in paths else None
         for candidate in discover(list(paths), python=python_files, rules=resolver):
@@ -125,7 +157,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
             display = stdin_filename if path == "-" and stdin_filename else path
             options = resolver.options_for(display if path == "-" else path) if not candidate.error else None
             work.append(Job(path, display, options, fix or unsafe_fixes, unsafe_fixes, diff,
-                            stdin_data if path == "-" else None, candidate.found_by, candidate.error))
+                            stdin_data if path == "-" else None, candidate.found_by, candidate.error, add_noqa))
     except ConfigError as err:
         click.echo(f"sbatchlint: error: {err}", err=True)
         sys.exit(EXIT_ERROR)
@@ -142,14 +174,21 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         sys.exit(EXIT_CLEAN)
     if any(job.options and job.options.settings.get("shellcheck") for job in work) and shellcheck.executable() is None:
         click.echo(f"sbatchlint: warning: {shellcheck.NOT_INSTALLED}", err=True)
-    if fix or unsafe_fixes:
+    if fix or unsafe_fixes or add_noqa:
         work = once_each(work)  # a file reached by several links is fixed (and reported) once
     workers = jobs
     results = []
-    out = RedactingStream(sys.stdout)
+    target = sys.stdout
+    if output_file not in (None, "-"):
+        try:
+            target = open(output_file, "w", encoding="utf-8")
+        except OSError as err:
+            click.echo(f"sbatchlint: error: {output_file}: cannot write: {err.strerror or err}", err=True)
+            sys.exit(EXIT_ERROR)
+    out = RedactingStream(target)
     sys.excepthook = redacting_excepthook(out)  # a crash's traceback must not show a secret either
-    stream = RedactingStream(sys.stderr) if ((fix or unsafe_fixes) and "-" in paths) else out
-    color = use_color(stream)
+    stream = RedactingStream(sys.stderr) if ((fix or unsafe_fixes) and "-" in paths and target is sys.stdout) else out
+    color = {"always": True, "never": False}.get(color, use_color(stream))
     render = formatter(output_format)
     streaming = output_format in STREAMING and not statistics and not diff
     from .python.entry import follow_launched
@@ -206,14 +245,28 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         code = EXIT_ERROR if any(r.error for r in results) else (EXIT_FINDINGS if changed else EXIT_CLEAN)
         sys.exit(code)
     if statistics:
-        _statistics(results, stream)
+        _statistics(results, stream, output_format)
     elif not streaming:
         render(results, stream, color=color and output_format == "text", show_summary=False)
-    if output_format == "text" and not quiet:
+    if show_fixes and any(r.fixed_codes for r in results):
+        _show_fixes(results, stream if output_format in ("text", "concise") else RedactingStream(sys.stderr))
+    if add_noqa and not quiet:
+        added = sum(r.suppressed for r in results)
+        click.echo(f"Added suppression comments for {added} finding{'s' * (added != 1)}.", err=True)
+    if output_format == "text" and not quiet and not (statistics and output_format == "json"):
         stream.write(summary_line(results, color) + "\n")
+    stream.flush()
+    if target is not sys.stdout:
+        target.close()
     if any(r.error for r in results):
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if any(r.diagnostics for r in results) and not exit_zero else EXIT_CLEAN)
+    failing = FAIL_LEVELS[fail_level]
+    found = any(d.severity.value in failing for r in results for d in r.diagnostics)
+    sys.exit(EXIT_FINDINGS if found and not exit_zero else EXIT_CLEAN)
+
+
+# --fail-level: the severities that make the run exit 1
+FAIL_LEVELS = {"error": ("error",), "warning": ("error", "warning"), "info": ("error", "warning", "info")}
 
 
 def _binary_stream(name: str):
@@ -222,7 +275,7 @@ def _binary_stream(name: str):
     return getattr(stream, "buffer", stream)
 
 
-def _statistics(results, stream) -> None:
+def _statistics(results, stream, output_format: str = "text") -> None:
     from collections import Counter
 
     counts = Counter()
@@ -234,9 +287,64 @@ def _statistics(results, stream) -> None:
             names[d.code] = d.name
             if d.fix is not None and d.fix.applicability.value == "safe":
                 fixable[d.code] += 1
-    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if output_format == "json":
+        import json
+
+        stream.write(json.dumps([{"code": code, "name": names[code], "count": count, "fixable": fixable[code]}
+                                 for code, count in ordered], indent=2) + "\n")
+        return
+    for code, count in ordered:
         mark = "[*]" if fixable[code] else "   "
         stream.write(f"{count:>5}  {code}  {mark} {names[code]}\n")
+
+
+def _show_fixes(results, stream) -> None:
+    """What ``--fix`` changed: per file, how many fixes of each code."""
+    from .codes import RULES
+
+    names = {row[0]: row[1] for row in RULES}
+    total = sum(sum(r.fixed_codes.values()) for r in results)
+    stream.write(f"Fixed {total} problem{'s' * (total != 1)}:\n")
+    for result in results:
+        if not result.fixed_codes:
+            continue
+        stream.write(f"- {result.path}:\n")
+        for code, count in sorted(result.fixed_codes.items()):
+            name = f" ({names[code]})" if code in names else ""
+            stream.write(f"    {count} × {code}{name}\n")
+
+
+def _show_settings(resolver, path: str, output_format: str) -> None:
+    """``--show-settings``: the settings for ``path``, each with where it came from."""
+    import json
+
+    from .runner import settings_report
+
+    rows = settings_report(resolver, path)
+    if output_format == "json":
+        click.echo(json.dumps({"path": path, "settings": [{"key": k, "value": v, "from": w} for k, v, w in rows]},
+                              indent=2))
+        return
+    click.echo(f"# settings for {path}")
+    for key, value, where in rows:
+        if key in ("configuration", "cluster"):
+            click.echo(f"# {key}: {where if value is None or key == 'configuration' else f'{value} ({where})'}")
+            continue
+        if value is None:
+            click.echo(f"# {key} is not set")
+            continue
+        click.echo(f"{key} = {_toml(value)}".ljust(48) + f"  # {where}")
+
+
+def _toml(value) -> str:
+    import json
+
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }" if value else "{}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
 
 
 @main.command("rules")

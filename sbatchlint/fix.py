@@ -1,8 +1,9 @@
 """Applying fixes: non-overlapping edits, re-linted to a fixed point, never breaking the parse."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, List, Sequence, Tuple
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Sequence, Tuple
 
 from .diagnostics import Applicability, Diagnostic, Edit, Fix
 from .source import Source
@@ -49,6 +50,7 @@ class FixResult:
     passes: int
     converged: bool
     rejected: int  # fixes not applied because they broke parsing
+    codes: Dict[str, int] = field(default_factory=dict)  # fixes applied, by rule code
 
 
 def fix_to_fixed_point(
@@ -61,13 +63,14 @@ def fix_to_fixed_point(
     current = source
     applied = 0
     rejected = 0
+    codes: Counter = Counter()
     baseline = errors(source.data)
     refused: set = set()
     for passes in range(1, MAX_PASSES + 1):
         diagnostics = lint(current)
         fixes = [d.fix for d in diagnostics if applicable(d, unsafe) and _key(d) not in refused]
         if not fixes:
-            return FixResult(current.data, applied, passes - 1, True, rejected)
+            return FixResult(current.data, applied, passes - 1, True, rejected, dict(codes))
         chosen = choose(fixes)
         data = apply_edits(current, [e for f in chosen for e in f.edits])
         if errors(data) > baseline:
@@ -86,8 +89,10 @@ def fix_to_fixed_point(
             chosen = kept
             data = apply_edits(current, [e for f in chosen for e in f.edits])
         if data == current.data:
-            return FixResult(current.data, applied, passes, True, rejected)
+            return FixResult(current.data, applied, passes, True, rejected, dict(codes))
         applied += len(chosen)
+        by_fix = {id(d.fix): d.code for d in diagnostics if d.fix is not None}
+        codes.update(by_fix[id(fix)] for fix in chosen)
         current = Source(data, source.path)
         if len(data) > MAX_GROWTH * len(source.data) + 65536:
             break  # fixes that feed themselves: stop before the file balloons

@@ -103,6 +103,7 @@ class Job:
     stdin_data: Optional[bytes] = None
     found_by: str = "argument"  # how the file was found (``files.Candidate.found_by``)
     error: Optional[str] = None  # a reason known before reading it (``files.Candidate.error``)
+    add_noqa: bool = False  # write a suppression comment for every finding (``noqa.py``)
 
 
 def run_job(job: Job) -> FileResult:
@@ -160,6 +161,7 @@ def run_job(job: Job) -> FileResult:
                     if written:
                         result.fixed_data = outcome.data
                         result.fixed = outcome.applied
+                        result.fixed_codes = outcome.codes
                         source = Source(outcome.data, job.display)
                         result.source = source
                         _hide(result, source, text_scan(source))
@@ -167,6 +169,8 @@ def run_job(job: Job) -> FileResult:
             if source is not original:
                 _hide(result, source, found_in(model))
         result.diagnostics = lint(source, job.options, model, failures)
+        if job.add_noqa and result.diagnostics and not is_python(source) and job.path != "-" and not failures:
+            model, source = _add_noqa(job, result, model, source, problems)
         if not is_python(source) and job.path != "-":
             from .python.entry import launched_python_files
 
@@ -188,6 +192,42 @@ def run_job(job: Job) -> FileResult:
             message[len(prefix):] if index and message.startswith(prefix) else message
             for index, (_kind, message) in enumerate(problems)))
     return result
+
+
+def _add_noqa(job: Job, result: FileResult, model, source: Source, problems: List[Tuple[str, str]]):
+    """Write ``# sbatchlint: disable=`` comments for the findings of ``result`` into the file,
+    then lint what was written: the findings that remain are the result's."""
+    from .files import NotWritten, write_fixed
+    from .linter import parse_errors
+    from .noqa import suppression_edits
+    from .redaction import text_scan
+    from .secrets import found_in
+
+    edits = suppression_edits(model, result.diagnostics)
+    if not edits:
+        return model, source
+    data = source.edited(edits)
+    if parse_errors(Source(data, job.display)) > parse_errors(source):
+        problems.append(("internal", f"{job.display}: internal error: the suppression comments would break "
+                         "the script's syntax, so none was written"))
+        return model, source
+    try:
+        write_fixed(job.path, data, source.data)
+    except NotWritten as err:
+        problems.append(("write", str(err)))
+        return model, source
+    except OSError as err:
+        problems.append(("write", f"{job.display}: cannot write: {err.strerror or err}"))
+        return model, source
+    before = len(result.diagnostics)
+    source = Source(data, job.display)
+    result.source = source
+    _hide(result, source, text_scan(source))
+    model = build(source, job.options)
+    _hide(result, source, found_in(model))
+    result.diagnostics = lint(source, job.options, model)
+    result.suppressed = before - len(result.diagnostics)
+    return model, source
 
 
 # How a file met in a directory search was found (``files.Candidate.found_by``); a file named on
@@ -307,3 +347,84 @@ def run_all(jobs: List[Job], workers: int = 0):
     finally:
         mask(getattr(signal, "SIG_SETMASK", 2), held)
     pool.shutdown(wait=True)
+
+
+# -- --show-settings ---------------------------------------------------------------------------------
+# What a setting is when nobody sets it (the rules' own fallbacks), for the keys that have one.
+_DEFAULTS = {
+    "force-exclude": False,
+    "respect-gitignore": True,
+    "shellcheck": False,
+    "slurm-version": "24.05",
+    "gpu-request": "required",
+    "python-max-bytes": 1024 * 1024,
+}
+
+
+def settings_report(resolver: Resolver, path: str) -> List[Tuple[str, object, str]]:
+    """``(key, value, where it came from)`` for every setting that applies to ``path``: the
+    command line, the configuration file (named), the cluster profile (named), or the default.
+    A value of None is a setting nobody set and that has no default."""
+    cli = resolver.cli
+    cfg = resolver.config_for(path)
+    where = "--isolated: no configuration" if cli.isolated else (
+        f"--config {cfg.path}" if resolver.forced is not None else (cfg.path or "no configuration file found"))
+    rows: List[Tuple[str, object, str]] = [("configuration", cfg.path, where)]
+
+    def config_or_default(key: str, value, present: bool, default=None):
+        rows.append((key, value, cfg.path) if present else (key, default, "default"))
+
+    if cli.select:
+        rows.append(("select", list(cli.select), "--select"))
+    else:
+        config_or_default("select", cfg.select, cfg.select is not None, ["ALL"])
+    extend = list(cfg.extend_select) + list(cli.extend_select)
+    rows.append(("extend-select", extend, _sources((cfg.path, cfg.extend_select), ("--extend-select", cli.extend_select))))
+    per_file = list(cfg.ignores_for(path))
+    ignore = list(cfg.ignore) + per_file + list(cli.ignore)
+    rows.append(("ignore", ignore, _sources((cfg.path, cfg.ignore), (f"{cfg.path} per-file-ignores", per_file),
+                                            ("--ignore", cli.ignore))))
+    rows.append(("severity", {code: level.value for code, level in cfg.severity.items()},
+                 cfg.path if cfg.severity else "default"))
+    config_or_default("exclude", list(cfg.exclude), bool(cfg.exclude), [])
+    for key, attribute in (("force-exclude", "force_exclude"), ("respect-gitignore", "respect_gitignore")):
+        flag = getattr(cli, attribute)
+        if flag is not None:
+            rows.append((key, flag, f"--{'' if flag else 'no-'}{key}"))
+        else:
+            value = getattr(cfg, attribute)
+            config_or_default(key, value, value is not None, _DEFAULTS[key])
+    profile = None
+    profile_from = None
+    if "cluster" in cfg.settings:
+        profile, profile_from = cfg.settings["cluster"], f"{cfg.path} [cluster]"
+    elif not cli.isolated:
+        location = config_module.find_profile(path if path != "-" else os.getcwd())
+        if location is not None:
+            profile, profile_from = resolver.profile_for(path), location
+    fed = {}
+    if profile is not None:
+        from .cluster.profile import feed
+
+        fed = feed({"cluster": profile, **{k: v for k, v in cfg.settings.items() if k != "cluster"}, **cli.settings})
+    flags = {"shellcheck": "--shellcheck", "slurm_version": "--slurm-version"}
+    for key, (name, _kind) in config_module._SETTINGS.items():
+        if name in cli.settings:
+            rows.append((key, cli.settings[name], flags.get(name, "command line")))
+        elif name in cfg.settings:
+            value = cfg.settings[name]
+            if fed.get(name) not in (None, value):
+                rows.append((key, fed[name], f"{cfg.path}, with {profile_from}"))
+            else:
+                rows.append((key, value, cfg.path))
+        elif fed.get(name) is not None:
+            rows.append((key, fed[name], profile_from))
+        else:
+            rows.append((key, _DEFAULTS.get(key), "default"))
+    rows.append(("cluster", (getattr(profile, "cluster", None) or "unnamed") if profile is not None else None, profile_from or "no cluster profile"))
+    return rows
+
+
+def _sources(*pairs) -> str:
+    named = [name for name, values in pairs if values]
+    return ", ".join(named) if named else "default"

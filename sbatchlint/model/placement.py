@@ -17,7 +17,7 @@ take new text without changing what runs); applying it changes no other byte.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from ..diagnostics import Edit
 from .steps import Step
@@ -179,3 +179,88 @@ def add_launcher_options(script, launch, words: Sequence[str]) -> Optional[Edit]
         if spans and spans[0].start > offset:
             limit = spans[0].start
     return option_text(offset, quote, words, script.data, limit)
+
+
+# -- suppression comments ----------------------------------------------------------------------------
+# Nodes whose bytes are data rather than shell syntax: a comment cannot go inside them. A
+# here-document's redirect runs from ``<<`` to its closing word, so nothing follows that word either.
+_DATA_NODES = ("string", "raw_string", "ansi_c_string", "translated_string", "arithmetic_expansion")
+_HEREDOC = "heredoc_redirect"
+
+
+def _data_regions(script) -> List[Tuple[int, int, bool]]:
+    """(start, end, closes_line) of every string and here-document of the script: an offset
+    strictly inside one is data; one at the end of a here-document is on its closing line."""
+    memo = getattr(script, "_comment_places", None)
+    if memo is None:
+        memo = [(n.start_byte, n.end_byte, False) for n in script.nodes_of_type(*_DATA_NODES)]
+        memo += [(n.start_byte, n.end_byte, True) for n in script.nodes_of_type(_HEREDOC)]
+        script._comment_places = memo
+    return memo
+
+
+def _in_data(script, offset: int) -> bool:
+    return any(start < offset < end or (closes and offset == end) for start, end, closes in _data_regions(script))
+
+
+def _ends_continued(data: bytes, line_start: int, line_end: int) -> bool:
+    return data[line_start:line_end].rstrip(b" \t\r").endswith(b"\\")
+
+
+def _comment_line(script, line_start: int, line_end: int) -> bool:
+    """The line holds nothing but a comment (an ``#SBATCH`` line among them)."""
+    data = script.data
+    first = line_start
+    while first < line_end and data[first] in b" \t":
+        first += 1
+    return first < line_end and data[first:first + 1] == b"#" and script.is_comment(first)
+
+
+def end_of_line(script, line: int) -> Optional[int]:
+    """Where a comment can end line ``line`` without changing what runs: the end of its text,
+    when that is shell syntax (not inside a string or a here-document, not after a ``\\``
+    continuation); None otherwise."""
+    source = script.source
+    span = source.line_span(line)
+    data = script.data
+    end = span.end
+    while end > span.start and data[end - 1:end] == b"\r":
+        end -= 1
+    if _ends_continued(data, span.start, end) or _in_data(script, end) or _in_data(script, span.start):
+        return None
+    return end
+
+
+def line_before(script, line: int) -> Optional[Tuple[int, str]]:
+    """Where a new line can go right before line ``line`` and the indentation it takes: not before
+    the first line (a ``#!`` stays first), not inside a string or a here-document, not after a
+    line continued by ``\\``. None when no line can go there."""
+    if line <= 1:
+        return None
+    source = script.source
+    span = source.line_span(line)
+    data = script.data
+    if _in_data(script, span.start):
+        return None
+    previous = source.line_span(line - 1)
+    if _ends_continued(data, previous.start, previous.end):
+        return None
+    indent = span.start
+    while indent < span.end and data[indent] in b" \t":
+        indent += 1
+    return span.start, data[span.start:indent].decode("utf-8", "replace")
+
+
+def comment_line_first(script, line: int) -> bool:
+    """Whether line ``line`` is a comment line (``#SBATCH`` and the like): a suppression goes on
+    a line of its own before it rather than into the comment, where sbatch would read it."""
+    span = script.source.line_span(line)
+    return _comment_line(script, span.start, span.end)
+
+
+def file_comment_line(script) -> int:
+    """The offset where a file-wide comment line goes: after the ``#!`` line, else at the top."""
+    data = script.data
+    if data.startswith(b"#!"):
+        return script.source.line_span(1, with_newline=True).end
+    return 0

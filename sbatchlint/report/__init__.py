@@ -19,6 +19,8 @@ class FileResult:
     error: Optional[str] = None  # a one-line reason the file could not be linted (or fixed, or fully checked)
     error_kind: str = "read"  # "read": not linted; "write": linted, fixes not written; "internal": a rule failed
     fixed: int = 0  # fixes applied
+    suppressed: int = 0  # findings given a suppression comment (--add-noqa)
+    fixed_codes: Dict[str, int] = field(default_factory=dict)  # fixes applied, by rule code
     fixed_data: Optional[bytes] = None  # the fixed bytes (for stdin, printed instead of written)
     diff: Optional[str] = None  # with --diff: the unified diff of the fixes
     secrets: List[str] = field(default_factory=list)  # secret values to redact from output

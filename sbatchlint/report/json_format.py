@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from .links import rule_url
+
 
 def diagnostic_object(result, d) -> dict:
     source = result.source
@@ -39,6 +41,7 @@ def diagnostic_object(result, d) -> dict:
         "end_column": end_column,
         "message": result.redact(d.message),
         "fix": fix,
+        "url": rule_url(d.code),
     }
 
 

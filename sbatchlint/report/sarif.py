@@ -7,7 +7,6 @@ from .. import __version__
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-HELP_URI = "rules/{code}.md"  # the rule page, relative to the repository root
 
 
 def _region(source, span) -> dict:
@@ -18,6 +17,7 @@ def _region(source, span) -> dict:
 
 def _rules(results) -> list:
     from .. import registry
+    from .links import rule_url
 
     used = sorted({d.code for r in results for d in r.diagnostics})
     out = []
@@ -34,7 +34,7 @@ def _rules(results) -> list:
                 "shortDescription": {"text": rule.summary},
                 "fullDescription": {"text": " ".join(rule.what.split())},
                 "help": {"text": " ".join(rule.why.split()), "markdown": " ".join(rule.why.split())},
-                "helpUri": HELP_URI.format(code=rule.code),
+                "helpUri": rule_url(rule.code),
                 "defaultConfiguration": {"level": LEVEL[rule.severity.value]},
                 "properties": {"fix": rule.fix_availability()},
             }

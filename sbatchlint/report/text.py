@@ -69,7 +69,7 @@ def frame(result, d, color: bool) -> str:
     mark = " [*]" if d.fix is not None and d.fix.applicability.value == "safe" else ""
     head = (
         f"{paint(result.path, 'bold', color)}:{line}:{column}: "
-        f"{paint(d.code, severity, color)}{mark} {result.redact(d.message)}"
+        f"{_linked(d.code, paint(d.code, severity, color), color)}{mark} {result.redact(d.message)}"
     )
     first = max(1, line - CONTEXT)
     last = min(source.line_count, end_line + CONTEXT)
@@ -102,6 +102,15 @@ def frame(result, d, color: bool) -> str:
         how = "--fix" if d.fix.applicability.value == "safe" else "--unsafe-fixes"
         lines.append(f"{gutter} = {paint('fix', 'bold', color)} ({how}): {result.redact(d.fix.description)}")
     return "\n".join(lines) + "\n"
+
+
+def _linked(code: str, text: str, color: bool) -> str:
+    """On a terminal (colour on), the code links to its rule's page."""
+    if not color:
+        return text
+    from .links import hyperlink, terminal_url
+
+    return hyperlink(text, terminal_url(code))
 
 
 def summary_line(results, color: bool = False) -> str:
