@@ -1,5 +1,5 @@
 """The ``sbatchlint`` command: ``check`` (the default), ``plan``, ``rules``, ``explain``, ``diagnose``,
-``convert``, ``profile``."""
+``convert``, ``profile``, ``server``."""
 from __future__ import annotations
 
 import os
@@ -471,6 +471,18 @@ def plan_command(path, output_format, sbatch_args, use_env, no_findings, config_
     document = planner.build()
     out.write(render_json(document) if output_format == "json" else render_text(document))
     out.flush()
+
+
+@main.command("server")
+def server_command() -> None:
+    """Run the language server over stdio, for editors (needs `pip install "sbatchlint[server]"`)."""
+    try:
+        from .server import main as serve
+    except ImportError as err:
+        click.echo(f"sbatchlint: error: the language server needs pygls ({err.name or err}): "
+                   "pip install \"sbatchlint[server]\"", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(serve())
 
 
 @main.command("convert")

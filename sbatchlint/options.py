@@ -947,3 +947,122 @@ def validate(kind: str, value: str | None, option: str | None = None) -> str | N
     if value is None or _EXPANSION.search(value):
         return None
     return check(value, _label(kind, option))
+
+
+# ---------------------------------------------------------------------------
+# What an option does, for people (the language server's hover): one line each for the options
+# multi-node training jobs use, and the Slurm releases that changed an option.
+
+ABOUT: dict[str, str] = {
+    ACCOUNT: "The account the job's usage is charged to.",
+    ARRAY: "Submit a job array: one job per index (`0-15`, `1,3,5`, `0-99%8` runs at most 8 at a time).",
+    CHDIR: "The working directory of the batch script (sbatch) or of the step's tasks (srun).",
+    "constraint": "Only nodes with these features (`a100&ib`, `[rack1|rack2]`).",
+    CPUS_PER_GPU: "CPUs allocated for each GPU.",
+    CPUS_PER_TASK: "CPUs allocated to each task (threads of a dataloader, OpenMP).",
+    "dependency": "Start only after other jobs reached a state (`afterok:123`, `singleton`).",
+    DISTRIBUTION: "How tasks are placed on nodes, sockets and cores (`block`, `cyclic`, `plane=N`).",
+    ERROR: "The file the standard error goes to (`%j` job id, `%x` job name, `%t` task).",
+    EXCLUDE: "Nodes the job must not run on.",
+    EXCLUSIVE: "No other job shares the nodes (sbatch); the step's resources are not shared with other steps (srun).",
+    EXPORT: "Which environment variables reach the job or the step (`ALL`, `NONE`, `ALL,NAME=value`).",
+    GPU_BIND: "How GPUs are bound to tasks (`closest`, `single:1`, `map_gpu:…`).",
+    GPUS: "GPUs for the whole job (`8`, `a100:8`).",
+    GPUS_PER_NODE: "GPUs on every node of the allocation.",
+    GPUS_PER_TASK: "GPUs for each task; each task sees only its own unless `--gpu-bind=none`.",
+    GRES: "Generic resources per node (`gpu:8`, `gpu:a100:8`).",
+    HET_GROUP: "The components of a heterogeneous job the step runs in.",
+    INPUT: "Where the standard input of the tasks comes from.",
+    JOB_NAME: "The job's name (`%x` in file names, `squeue -n`).",
+    KILL_ON_BAD_EXIT: "End the whole step when one task exits with a non-zero status.",
+    "label": "Prefix each output line with the number of the task that wrote it.",
+    MAIL_TYPE: "When Slurm sends mail (`BEGIN`, `END`, `FAIL`, `ALL`).",
+    MEM: "Memory per node (`0`: all of the node's memory).",
+    MEM_PER_CPU: "Memory per allocated CPU.",
+    "mem-per-gpu": "Memory per allocated GPU.",
+    MPI: "The MPI plugin that starts the tasks (`pmix`, `pmi2`, `none`).",
+    NODELIST: "Nodes the job must run on.",
+    NODES: "Number of nodes (`2`, or a range `2-4`).",
+    NTASKS: "Number of tasks (processes) of the job or the step.",
+    NTASKS_PER_GPU: "Tasks started for each GPU.",
+    NTASKS_PER_NODE: "Tasks started on each node: one per GPU for srun-native training, one for torchrun.",
+    OPEN_MODE: "`append` or `truncate` the output and error files (a requeued job appends).",
+    OUTPUT: "The file the standard output goes to (`%j` job id, `%x` job name, `%t` task).",
+    "overlap": "The step may share the allocation's resources with steps already running.",
+    PARTITION: "The partition (queue) the job runs in.",
+    "qos": "The quality of service the job asks for.",
+    RELATIVE: "Start the step at this node of the allocation (0 is the first).",
+    "requeue": "The job may be requeued after a node failure or preemption.",
+    "reservation": "Run in this reservation.",
+    "signal": "Send a signal this long before the time limit (`B:USR1@300`: to the batch shell, 300 s before).",
+    TIME: "The time limit (`MM`, `HH:MM:SS`, `D-HH`): the job is ended when it is reached.",
+    "time-min": "The least time limit the job accepts, for backfill.",
+    "unbuffered": "Pass the tasks' output through without buffering it.",
+    "wait": "sbatch: wait for the job to end; srun: seconds to wait after the first task exits before ending the others.",
+    "whole": "The step gets the whole of each allocated node, not just what it asks for.",
+    CONTAINER_IMAGE: "pyxis: the container image the tasks run in (`nvcr.io/nvidia/pytorch:25.01-py3`, a `.sqsh` file).",
+    CONTAINER_MOUNTS: "pyxis: host paths mounted into the container (`SRC:DST[:flags]`, comma-separated).",
+    CONTAINER_WORKDIR: "pyxis: the working directory inside the container.",
+    CONTAINER_NAME: "pyxis: a name for the container, so later steps reuse it.",
+    CONTAINER_SAVE: "pyxis: save the container's state to this squashfs file when the step ends.",
+    CONTAINER_ENV: "pyxis: variables whose host value overrides the image's.",
+    CONTAINER_MOUNT_HOME: "pyxis: mount the user's home directory into the container.",
+    NO_CONTAINER_MOUNT_HOME: "pyxis: do not mount the user's home directory into the container.",
+    CONTAINER_REMAP_ROOT: "pyxis: the user is root inside the container.",
+    NO_CONTAINER_REMAP_ROOT: "pyxis: the user keeps their own identity inside the container.",
+    CONTAINER_ENTRYPOINT: "pyxis: run the image's entry point.",
+    NO_CONTAINER_ENTRYPOINT: "pyxis: do not run the image's entry point.",
+    CONTAINER_WRITABLE: "pyxis: the container's file system is writable.",
+    CONTAINER_READONLY: "pyxis: the container's file system is read-only.",
+}
+
+RELEASE_NOTES: dict[str, str] = {
+    "consolidate-segments": "new in Slurm 25.11",
+    "spread-segments": "new in Slurm 25.11",
+    "resources": "new in Slurm 25.x (hierarchical resources)",
+    "oom-kill-step": "new in Slurm 25.05",
+    "wait-for-children": "new in Slurm 25.05",
+    "resv-ports": "sbatch takes it since Slurm 25.11 (srun before)",
+    "requeue": "takes no value before Slurm 25.11, then an optional `=expedite`",
+    "power": "Slurm 22.05; removed with the power plugins",
+    "tasks-per-node": "an old name of --ntasks-per-node",
+    "pack-group": "the old name of --het-group",
+    "cpu_bind": "the old spelling of --cpu-bind",
+    "x11": "only when Slurm is built with X11 support",
+}
+
+
+def describe(spec: OptionSpec, command: str, version=DEFAULT_SLURM_VERSION) -> list:
+    """What ``spec`` does, as Markdown lines: its one-line description, its forms, its value, what
+    it means for steps, and the Slurm releases that differ (``version``: the release checked against)."""
+    name = spec.canonical or spec.long
+    value = {"required": "=VALUE", "optional": "[=VALUE]", "none": ""}[spec.arg]
+    forms = f"`--{spec.long}{value}`"
+    if spec.short:
+        forms += f", `-{spec.short}{' VALUE' if spec.arg == 'required' else ''}`"
+    lines = [f"**{command}** {forms}" + (" (pyxis)" if spec.pyxis else "")]
+    about = ABOUT.get(name) or ABOUT.get(spec.long)
+    if about:
+        lines.append(about)
+    facts = []
+    if spec.aliases:
+        facts.append("also spelled " + ", ".join(f"`--{alias}`" for alias in spec.aliases))
+    if spec.value:
+        facts.append(f"value: {spec.value}")
+    if spec.accumulates:
+        facts.append("given twice, the values add up")
+    if command == "#SBATCH":
+        if spec.pyxis:
+            facts.append("pyxis options in the header reach the batch step only, not the srun steps")
+        elif not spec.steps_inherit:
+            facts.append("srun steps do not inherit it")
+    if spec.not_inherited is not None:
+        first, last = spec.not_inherited
+        facts.append(f"srun of Slurm {first[0]}.{first[1]:02d} up to {last[0]}.{last[1]:02d} does not take it "
+                     "from the allocation: repeat it on the step"
+                     + (" — this is the release checked against" if not steps_inherit(spec, version) else ""))
+    note = RELEASE_NOTES.get(spec.long)
+    if note:
+        facts.append(note)
+    lines.extend(f"- {fact}" for fact in facts)
+    return lines

@@ -176,3 +176,27 @@ def test_a_documentation_url_makes_the_links_absolute(tmp_path):
     done = subprocess.run([sys.executable, "-m", "sbatchlint", "--color", "always", job],
                           capture_output=True, text=True, env=env, timeout=120)
     assert "\x1b]8;;https://docs.example.org/sbatchlint/rules/SBL003.md\x1b\\" in done.stdout
+
+
+def test_only_the_server_command_imports_pygls(tmp_path):
+    job = write(tmp_path / "job.sh", LATE)
+    probe = ("import sys\nfrom sbatchlint.cli import main\n"
+             "try:\n    main([sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol', 'sbatchlint.server')))")
+    done = subprocess.run([sys.executable, "-c", probe, job], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+def test_server_without_pygls_is_a_one_line_error():
+    probe = ("import sys\n"
+             "class Block:\n"
+             "    def find_spec(self, name, path=None, target=None):\n"
+             "        if name.split('.')[0] in ('pygls', 'lsprotocol'):\n"
+             "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+             "sys.meta_path.insert(0, Block())\n"
+             "from sbatchlint.cli import main\n"
+             "main(['server'])\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        'sbatchlint: error: the language server needs pygls (lsprotocol): pip install "sbatchlint[server]"']

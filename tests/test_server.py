@@ -1,0 +1,179 @@
+"""``sbatchlint server`` end to end: a real LSP client (pytest-lsp) talks to the server over stdio."""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "sbatchlint", "server"],
+    server_env={**os.environ, "PYTHONPATH": REPOSITORY},
+)
+
+# A late #SBATCH line (SBL003, unsafe fix) after a comment in Japanese: the column of a finding
+# on the line after it must not depend on it, and a finding on its own line is counted in UTF-16.
+JOB = """#!/bin/bash
+#SBATCH --nodes=1
+#SBATCH --time=00:10:00
+# 学習ジョブ：ノード数を確認する
+set -e
+#SBATCH --partition=batch
+echo "ジョブ開始" && srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 hostname  # sbatchlint: disable=SBL107
+"""
+
+
+async def start(client: LanguageClient, tmp_path, encodings=None):
+    capabilities = types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(position_encodings=encodings) if encodings else None,
+        text_document=types.TextDocumentClientCapabilities(
+            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True)),
+    )
+    result = await client.initialize_session(types.InitializeParams(
+        capabilities=capabilities, root_uri=tmp_path.as_uri(), process_id=os.getpid()))
+    return result
+
+
+async def open_document(client: LanguageClient, path, text: str):
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="shellscript", version=1, text=text)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return uri
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient):
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+def by_code(client, uri):
+    return {d.code: d for d in client.diagnostics[uri]}
+
+
+@pytest.mark.asyncio
+async def test_diagnostics_on_open_in_utf16_after_japanese_text(client: LanguageClient, tmp_path):
+    result = await start(client, tmp_path)
+    assert result.capabilities.position_encoding in (None, types.PositionEncodingKind.Utf16)
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+    found = by_code(client, uri)
+    late = found["SBL003"]
+    assert late.range.start == types.Position(line=5, character=0)
+    assert late.range.end == types.Position(line=5, character=len("#SBATCH --partition=batch"))
+    assert late.severity == types.DiagnosticSeverity.Error and late.source == "sbatchlint"
+    assert late.code_description is not None and late.code_description.href.endswith("rules/SBL003.md")
+    # the unused suppression (SBL900) after Japanese text on its own line: counted in UTF-16 units
+    unused = found["SBL900"]
+    line = JOB.split("\n")[6]
+    assert unused.range.start == types.Position(line=6, character=line.index("# sbatchlint"))
+    assert line.index("# sbatchlint") < len(line[:line.index("# sbatchlint")].encode("utf-8"))
+
+
+@pytest.mark.asyncio
+async def test_positions_in_utf8_when_the_client_asks(client: LanguageClient, tmp_path):
+    result = await start(client, tmp_path, encodings=[types.PositionEncodingKind.Utf8])
+    assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf8
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+    line = JOB.split("\n")[6]
+    unused = by_code(client, uri)["SBL900"]
+    assert unused.range.start.character == len(line[:line.index("# sbatchlint")].encode("utf-8"))
+
+
+@pytest.mark.asyncio
+async def test_change_is_linted_after_a_pause_and_save_at_once(client: LanguageClient, tmp_path):
+    await start(client, tmp_path)
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+    assert "SBL003" in by_code(client, uri)
+    fixed = JOB.replace("#SBATCH --partition=batch\n", "")
+    for version, text in ((2, JOB + "# typing\n"), (3, fixed)):  # two quick edits: one lint, of the last
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert "SBL003" not in by_code(client, uri)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert "SBL003" not in by_code(client, uri)
+
+
+@pytest.mark.asyncio
+async def test_settings_come_from_the_files_configuration(client: LanguageClient, tmp_path):
+    await start(client, tmp_path)
+    (tmp_path / ".sbatchlint.toml").write_text('ignore = ["SBL003"]\n')
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+    assert "SBL003" not in by_code(client, uri) and client.diagnostics[uri]
+
+
+@pytest.mark.asyncio
+async def test_code_actions_fix_disable_and_fix_all(client: LanguageClient, tmp_path):
+    await start(client, tmp_path)
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nset -e\n#SBATCH --partition=batch\nsrun hostname\n"
+    uri = await open_document(client, tmp_path / "job.sh", text)
+    late = by_code(client, uri)["SBL003"]
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=late.range,
+        context=types.CodeActionContext(diagnostics=[late])))
+    titles = [a.title for a in actions]
+    fix = next(a for a in actions if a.title.startswith("SBL003:"))
+    assert fix.title.endswith("(unsafe fix)") and not fix.is_preferred
+    disable = next(a for a in actions if a.title == "Disable SBL003 for this line")
+    [edit] = disable.edit.changes[uri]
+    assert edit.new_text == "# sbatchlint: disable=SBL003\n" and edit.range.start == types.Position(line=4, character=0)
+    moved = fix.edit.changes[uri]
+    assert any("#SBATCH --partition=batch" in e.new_text for e in moved), titles
+
+
+@pytest.mark.asyncio
+async def test_fix_all_safe_fixes(client: LanguageClient, tmp_path):
+    await start(client, tmp_path)
+    # SBL013: DOS line endings, a safe fix
+    text = "#!/bin/bash\r\n#SBATCH --nodes=1\r\n#SBATCH --time=00:10:00\r\nsrun hostname\r\n"
+    uri = await open_document(client, tmp_path / "job.sh", text)
+    safe = [d for d in client.diagnostics[uri]]
+    assert safe
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        context=types.CodeActionContext(diagnostics=[], only=["source.fixAll"])))
+    [fix_all] = actions
+    assert fix_all.kind == "source.fixAll.sbatchlint"
+    [edit] = fix_all.edit.changes[uri]
+    assert "\r" not in edit.new_text
+
+
+@pytest.mark.asyncio
+async def test_hover_on_options_and_rule_codes(client: LanguageClient, tmp_path):
+    await start(client, tmp_path)
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+
+    async def hover(line, character):
+        return await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)))
+
+    header = await hover(1, 12)  # #SBATCH --nodes=1
+    assert "--nodes" in header.contents.value and "Number of nodes" in header.contents.value
+    image = await hover(6, JOB.split("\n")[6].index("--container-image") + 3)
+    assert "container image" in image.contents.value and "pyxis" in image.contents.value
+    rule = await hover(6, JOB.split("\n")[6].index("SBL107") + 2)  # in the suppression comment
+    assert rule.contents.value.startswith("# SBL107 ")
+    assert await hover(4, 1) is None  # `set -e`: nothing to say
+
+
+@pytest.mark.asyncio
+async def test_hover_names_the_slurm_release_that_differs(client: LanguageClient, tmp_path):
+    await start(client, tmp_path)
+    (tmp_path / ".sbatchlint.toml").write_text('slurm-version = "23.02"\n')
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --cpus-per-task=8\n#SBATCH --time=00:10:00\nsrun hostname\n"
+    uri = await open_document(client, tmp_path / "job.sh", text)
+    found = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=2, character=12)))
+    assert "22.05 up to 23.11" in found.contents.value and "the release checked against" in found.contents.value
