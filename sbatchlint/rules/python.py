@@ -387,7 +387,7 @@ class BarrierTimeoutTooShort(PythonRule):
             return
         work = module.code(hazard.work.call.func)
         wait = module.code(hazard.wait.call.func)
-        waiters = "the other ranks" if hazard.wait.who != "all" else "every other rank"
+        waiters = "the other ranks wait" if hazard.wait.who != "all" else "every other rank waits"
         for call in calls:
             fix = None
             tree = timeout_fix(module, call)
@@ -399,7 +399,7 @@ class BarrierTimeoutTooShort(PythonRule):
                 module,
                 module.span(call.func),
                 f"the process group keeps its default timeout (10 minutes with NCCL), but rank 0 runs `{work}` (line "
-                f"{module.line(hazard.work.call)}) while {waiters} wait in `{wait}` (line "
+                f"{module.line(hazard.work.call)}) while {waiters} in `{wait}` (line "
                 f"{module.line(hazard.wait.call)}): when it takes longer they time out and the job dies",
                 fix,
                 label="no timeout",

@@ -707,12 +707,13 @@ class CpusPerTaskNotInherited(Rule):
                 lines.append(line)
         if not lines:
             return
-        where = ("the step on line " if len(lines) == 1 else "the steps on lines ") + ", ".join(map(str, lines))
+        where = ("the step on line {} runs" if len(lines) == 1 else "the steps on lines {} run").format(
+            ", ".join(map(str, lines)))
         yield self.report(
             script,
             directive.span,
             f"`{written}` is not passed on to srun by Slurm {version[0]}.{version[1]:02d} (22.05 to 23.02 drop it, "
-            f"23.11 passes it on again): {where} run each task on one CPU, so data loading and preprocessing starve",
+            f"23.11 passes it on again): {where} each task on one CPU, so data loading and preprocessing starve",
             fix,
             label="not inherited by srun",
             help="export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK, or give each step --cpus-per-task",
