@@ -1,4 +1,5 @@
-"""How findings read: subject and verb agree whatever the count a message names."""
+"""How findings read: a first line of at most 100 characters, the rest in help and note lines;
+subject and verb agree whatever the count a message names."""
 from __future__ import annotations
 
 from lintutil import lint_text
@@ -36,3 +37,59 @@ def test_sbl502_every_other_rank_waits_the_other_ranks_wait():
     )
     found = messages(others, "SBL502", path="train.py")
     assert found and all("while the other ranks wait in `dist.barrier`" in m for m in found), found
+
+
+# -- the first line ------------------------------------------------------------------------------
+import pytest  # noqa: E402
+
+from sbatchlint import registry  # noqa: E402
+
+FIRST_LINE = 100  # characters: what a finding says first; the rest goes into its help and notes
+
+# Rules whose findings still say everything in their first line, longer than FIRST_LINE: each is
+# to be cut into a first line and help/note lines. The list only shrinks: a rule that complies
+# fails the test below until it is taken off.
+TOO_LONG = frozenset({
+    "SBL005", "SBL006", "SBL007", "SBL009", "SBL010", "SBL011", "SBL012", "SBL013", "SBL014", "SBL015",
+    "SBL017", "SBL018", "SBL019", "SBL020", "SBL021", "SBL022",
+    "SBL101", "SBL102", "SBL103", "SBL104", "SBL105", "SBL106", "SBL107", "SBL108", "SBL109", "SBL110",
+    "SBL111", "SBL112", "SBL113",
+    "SBL201", "SBL202", "SBL203",
+    "SBL301", "SBL302", "SBL303", "SBL304", "SBL305", "SBL306", "SBL307", "SBL308", "SBL309", "SBL310",
+    "SBL401", "SBL402", "SBL403",
+    "SBL501", "SBL502", "SBL503",
+})
+
+
+def _findings(rule):
+    path = "script.py" if rule.language == "python" else "job.sh"
+    for example in rule.bad_examples():
+        for d in lint_text(example.source, [rule.code, *example.also], path, dict(example.settings)):
+            if d.code == rule.code:
+                yield d
+
+
+RULES = [pytest.param(rule, id=rule.code) for rule in registry.all_rules()]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_first_line_of_every_finding_fits(rule):
+    long = [d.message for d in _findings(rule) if len(d.message) > FIRST_LINE or "\n" in d.message]
+    if rule.code in TOO_LONG:
+        assert long, f"{rule.code} complies now: take it off TOO_LONG"
+    else:
+        assert not long, f"{rule.code}: first lines over {FIRST_LINE} characters (put the rest in help/notes): {long}"
+
+
+def test_help_and_notes_are_printed_after_the_frame():
+    from sbatchlint.diagnostics import Diagnostic, Severity
+    from sbatchlint.report import FileResult
+    from sbatchlint.report.text import frame
+    from sbatchlint.source import Source, Span
+
+    source = Source(b"#!/bin/bash\nsrun hostname\n", "job.sh")
+    d = Diagnostic("SBL107", "missing-kill-on-bad-exit", Severity.WARNING, Span(12, 16), "first line",
+                   help="add --kill-on-bad-exit=1", notes=("one rank's failure leaves the others waiting",))
+    text = frame(FileResult("job.sh", source, [d]), d, color=False)
+    assert text.splitlines()[-2:] == ["  = help: add --kill-on-bad-exit=1",
+                                      "  = note: one rank's failure leaves the others waiting"]

@@ -1,6 +1,7 @@
 """``sbatchlint server`` end to end: a real LSP client (pytest-lsp) talks to the server over stdio."""
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 
@@ -100,6 +101,8 @@ async def test_change_is_linted_after_a_pause_and_save_at_once(client: LanguageC
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert "SBL003" not in by_code(client, uri)
+    with pytest.raises(asyncio.TimeoutError):  # the first edit was never linted on its own
+        await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 1.5)
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert "SBL003" not in by_code(client, uri)

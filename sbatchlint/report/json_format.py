@@ -40,6 +40,8 @@ def diagnostic_object(result, d) -> dict:
         "end_line": end_line,
         "end_column": end_column,
         "message": result.redact(d.message),
+        "help": result.redact(d.help) if d.help else None,
+        "notes": [result.redact(note) for note in d.notes],
         "fix": fix,
         "url": rule_url(d.code),
     }

@@ -98,6 +98,8 @@ def frame(result, d, color: bool) -> str:
     lines.append(f"{gutter} {paint('|', 'dim', color)}")
     if d.help:
         lines.append(f"{gutter} = {paint('help', 'bold', color)}: {result.redact(d.help)}")
+    for note in d.notes:
+        lines.append(f"{gutter} = {paint('note', 'bold', color)}: {result.redact(note)}")
     if d.fix is not None:
         how = "--fix" if d.fix.applicability.value == "safe" else "--unsafe-fixes"
         lines.append(f"{gutter} = {paint('fix', 'bold', color)} ({how}): {result.redact(d.fix.description)}")

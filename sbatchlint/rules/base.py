@@ -64,7 +64,10 @@ class Rule:
         label: Optional[str] = None,
         help: Optional[str] = None,
         severity: Optional[Severity] = None,
+        notes: Sequence[str] = (),
     ) -> Diagnostic:
+        """A finding: ``message`` is its first line (at most 100 characters, ``tests/test_messages.py``);
+        ``help`` says what to do, ``notes`` carry the rest of the explanation, a line each."""
         return Diagnostic(
             code=self.code,
             name=self.name,
@@ -75,6 +78,7 @@ class Rule:
             path=script.path,
             label=label,
             help=help,
+            notes=tuple(notes),
         )
 
     # -- derived facts -----------------------------------------------------------------------
