@@ -385,10 +385,14 @@ class Planner:
             return known[name]  # the batch shell sees the job's values
         if name.startswith("SLURM_") or per_task(name):
             return unknown("run-time")
-        found = self.script.values.lookup(name, step.command.node.start_byte)
+        values = self.script.values
+        at = step.command.node.start_byte
+        found = values.lookup(name, at)
+        if values.sourced:
+            before = values.assignments_before(name, at)
+            if values.unresolved_source(at, after=before[-1].span.start if before else -1) is not None:
+                return unknown("sourced-file")  # an unread sourced file may set it (again)
         if not found:
-            if self.script.values.sourced and self.script.values.unresolved_source(step.command.node.start_byte):
-                return unknown("sourced-file")
             return None
         texts = set()
         for value in found:

@@ -194,23 +194,23 @@ def test_no_fix_rewrites_the_source_line(tmp_path):
 # -- plan ------------------------------------------------------------------------------------------
 def test_plan_lists_the_sourced_files_and_their_values(tmp_path):
     job = write(tmp_path, {
-        "job.sh": HEADER + "source ./site.sh\nsource \"$PROJECT_ENV\"\nsrun python train.py --cache \"$HF_HOME\" --head \"$HEAD_NODE\"\n",
+        "job.sh": HEADER + "source \"$PROJECT_ENV\"\nsource ./site.sh\nsrun python train.py --cache \"$HF_HOME\" --head \"$HEAD_NODE\"\n",
         "site.sh": "export HF_HOME=/lustre/fsw/alice/hf\n",
     })
     plan = Planner(Source(job.read_bytes(), str(job)), findings=False).build()
     assert plan["job"]["sourced"] == [
-        {"line": 6, "operand": "./site.sh", "path": str(tmp_path / "site.sh"), "read": True, "unknown": None,
-         "approximate": ["submission-directory"], "nested": []},
-        {"line": 7, "operand": '"$PROJECT_ENV"', "path": None, "read": False, "unknown": "run-time",
+        {"line": 6, "operand": '"$PROJECT_ENV"', "path": None, "read": False, "unknown": "run-time",
          "approximate": [], "nested": []},
+        {"line": 7, "operand": "./site.sh", "path": str(tmp_path / "site.sh"), "read": True, "unknown": None,
+         "approximate": ["submission-directory"], "nested": []},
     ]
     environment = {v["name"]: v["value"] for v in plan["steps"][0]["environment"]}
     assert environment == {"HF_HOME": "/lustre/fsw/alice/hf", "HEAD_NODE": {"unknown": "sourced-file"}}
     result = CliRunner().invoke(main, ["plan", str(job), "--no-findings"])
     assert result.exit_code == 0, result.output
-    assert (f"  line 6: source ./site.sh reads {tmp_path}/site.sh (the script's directory standing for the "
+    assert (f"  line 7: source ./site.sh reads {tmp_path}/site.sh (the script's directory standing for the "
             "submission directory)\n") in result.output
-    assert '  line 7: source "$PROJECT_ENV" is not read (its path is set at run time) (what it may set is unknown)\n' in result.output
+    assert '  line 6: source "$PROJECT_ENV" is not read (its path is set at run time) (what it may set is unknown)\n' in result.output
     assert "$HEAD_NODE expanded by the batch shell = unknown (sourced-file)" in result.output
 
 
@@ -236,3 +236,21 @@ def test_plan_takes_the_slurm_version(tmp_path):
     assert old["cpus_per_task"] == 1 and new["cpus_per_task"] == 4
     result = runner.invoke(main, ["plan", str(job), "--slurm-version", "latest"])
     assert result.exit_code == 2 and "--slurm-version" in result.output and "Traceback" not in result.output
+
+
+def test_an_unread_source_after_an_assignment_may_replace_it(tmp_path):
+    """A file the model cannot read may set a variable again: its earlier value is no longer certain."""
+    before = write(tmp_path, {"job.sh": HEADER + 'export HF_HOME=/tmp/hf\nsource "$SITE_ENV"\n' + STEP})
+    assert findings(before) == []
+    script = model(before)
+    assert containers(script).task_env(script.steps[0], "HF_HOME").where == "unknown"
+    plan = Planner(Source(before.read_bytes(), str(before)), findings=False).build()
+    assert plan["steps"][0]["container"]["HF_HOME"] == {"unknown": "sourced-file"}
+    # set after the unread file: the script's own value holds
+    after = write(tmp_path, {"job.sh": HEADER + 'source "$SITE_ENV"\nexport HF_HOME=/tmp/hf\n' + STEP})
+    (diagnostic,) = findings(after)
+    assert "`HF_HOME` is `/tmp/hf`" in diagnostic.message
+    # the batch shell's value of a listed variable, likewise
+    job = write(tmp_path, {"job.sh": HEADER + 'RUN=a\nsource "$SITE_ENV"\nsrun python train.py --run "$RUN"\n'})
+    plan = Planner(Source(job.read_bytes(), str(job)), findings=False).build()
+    assert plan["steps"][0]["environment"] == [{"name": "RUN", "expanded_by": "batch", "value": {"unknown": "sourced-file"}}]

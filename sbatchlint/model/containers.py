@@ -1137,6 +1137,8 @@ def _task_env(script: "Script", step: Step, name: str) -> EnvSetting:
     found = values.lookup(name, at, step.command.node)
     assignment = assignments[-1]
     span = _node_span(script, assignment.value_node) if assignment.value_node is not None else assignment.span
+    if opaque and values.unresolved_source(at, after=assignment.span.start) is not None:
+        return EnvSetting(name, found, "unknown", assignment, span)  # the unread file may set it again
     if not values.is_exported(name, at):
         if opaque:
             return EnvSetting(name, found, "unknown", assignment, span)  # the unread file may export it

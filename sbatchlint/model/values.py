@@ -494,12 +494,15 @@ class Values:
             if name not in inner_values.assignments:
                 self.exports.setdefault(name, []).append(Export(name, span))
 
-    def unresolved_source(self, at: int) -> Optional["SourcedFile"]:
-        """The first ``source`` before offset ``at`` whose file the model could not read (or that
-        itself sources one): anything it may set is unknown, not unset."""
+    def unresolved_source(self, at: int, after: int = -1) -> Optional["SourcedFile"]:
+        """The first ``source`` between offsets ``after`` and ``at`` whose file the model could not
+        read (or that itself sources one): anything it may set is unknown, not unset, and a value
+        the script gave before it may be replaced."""
         for entry in self.sourced:
             if entry.span.start >= at:
                 break
+            if entry.span.start <= after:
+                continue
             if not entry.resolved or entry.values.unresolved_source(len(entry.data) + 1) is not None:
                 return entry
         return None
