@@ -93,3 +93,27 @@ def test_help_and_notes_are_printed_after_the_frame():
     text = frame(FileResult("job.sh", source, [d]), d, color=False)
     assert text.splitlines()[-2:] == ["  = help: add --kill-on-bad-exit=1",
                                       "  = note: one rank's failure leaves the others waiting"]
+
+
+def test_notes_reach_the_formats_with_one_text_per_finding():
+    import io
+    import json
+
+    from sbatchlint.diagnostics import Diagnostic, Severity
+    from sbatchlint.report import FileResult, formatter
+    from sbatchlint.source import Source, Span
+
+    source = Source(b"#!/bin/bash\nsrun hostname\n", "job.sh")
+    d = Diagnostic("SBL107", "missing-kill-on-bad-exit", Severity.WARNING, Span(12, 16), "first line",
+                   help="add --kill-on-bad-exit=1", notes=("the others wait",))
+    results = [FileResult("job.sh", source, [d])]
+    rendered = {}
+    for name in ("github", "sarif", "json"):
+        out = io.StringIO()
+        formatter(name)(results, out)
+        rendered[name] = out.getvalue()
+    assert rendered["github"].rstrip().endswith("::first line%0Anote: the others wait")
+    assert json.loads(rendered["sarif"])["runs"][0]["results"][0]["message"]["text"] == "first line\nnote: the others wait"
+    [finding] = json.loads(rendered["json"])
+    assert (finding["message"], finding["help"], finding["notes"]) == ("first line", "add --kill-on-bad-exit=1",
+                                                                        ["the others wait"])

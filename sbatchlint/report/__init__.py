@@ -69,6 +69,15 @@ def summarize(results: List[FileResult]) -> Summary:
 
 
 
+def with_notes(result: FileResult, d: Diagnostic) -> str:
+    """A finding's message and its note lines, for formats with one text per finding (SARIF,
+    GitHub annotations): what the text format prints as ``= note:`` lines is not lost there."""
+    text = result.redact(d.message)
+    for note in d.notes:
+        text += "\nnote: " + result.redact(note)
+    return text
+
+
 def formatter(name: str) -> Callable:
     import importlib
 

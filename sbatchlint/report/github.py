@@ -1,6 +1,8 @@
 """GitHub Actions workflow commands: one annotation per finding."""
 from __future__ import annotations
 
+from . import with_notes
+
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
@@ -29,4 +31,4 @@ def render(results, out, **_: object) -> None:
                     f"title={_escape_property(d.code + ' ' + d.name)}",
                 ]
             )
-            out.write(f"::{LEVEL[d.severity.value]} {properties}::{_escape_data(result.redact(d.message))}\n")
+            out.write(f"::{LEVEL[d.severity.value]} {properties}::{_escape_data(with_notes(result, d))}\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from .. import __version__
+from . import with_notes
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -55,7 +56,7 @@ def document(results) -> dict:
                 "ruleId": d.code,
                 "ruleIndex": index[d.code],
                 "level": LEVEL[d.severity.value],
-                "message": {"text": result.redact(d.message)},
+                "message": {"text": with_notes(result, d)},
                 "locations": [
                     {
                         "physicalLocation": {
