@@ -343,7 +343,8 @@ def test_sbl107_names_the_branch_whose_srun_lacks_the_option():
         "$SRUN_CMD python train.py\n"
     )
     (finding,) = only("SBL107", text)
-    assert finding.message.startswith('when the step is written as in the `if [ -n "$IMAGE" ]` branch (line 5), this python step runs 16 tasks')
+    assert finding.message == "this python step runs 16 tasks without `--kill-on-bad-exit=1` in one of its branches"
+    assert finding.notes[0] == 'the step as written in the `if [ -n "$IMAGE" ]` branch (line 5)'
     assert finding.fix is None
     both = text.replace("--container-mounts=/lustre:/lustre", "--container-mounts=/lustre:/lustre -K")
     assert only("SBL107", both) == []

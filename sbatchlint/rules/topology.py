@@ -301,6 +301,9 @@ class RendezvousEnvInBatchShell(Rule):
 
 
 # -- SBL107 -------------------------------------------------------------------------------------------
+HANG = "if one rank dies, the others wait for it until the time limit, holding the whole allocation"
+
+
 @register
 class MissingKillOnBadExit(Rule):
     code = "SBL107"
@@ -350,7 +353,7 @@ class MissingKillOnBadExit(Rule):
                 srun --kill-on-bad-exit=1 uv run python train.py --config configs/llama.yaml
                 """
             ),
-            contains="time limit",
+            contains="16 tasks without `--kill-on-bad-exit=1`",
         ),
         Bad(
             clean(
@@ -433,10 +436,10 @@ class MissingKillOnBadExit(Rule):
             yield self.report(
                 script,
                 _report_span(step),
-                f"this {launch_name(launch)} step runs {count} without `--kill-on-bad-exit=1`: if one rank dies, "
-                "the others wait for it until the time limit, holding the whole allocation",
+                f"this {launch_name(launch)} step runs {count} without `--kill-on-bad-exit=1`",
                 fix,
                 label="no --kill-on-bad-exit",
+                notes=(HANG,),
             )
 
     def _branches(self, script, step) -> Iterator[Diagnostic]:
@@ -456,11 +459,10 @@ class MissingKillOnBadExit(Rule):
             yield self.report(
                 script,
                 _report_span(step),
-                f"when the step is written as in {alternative.branch}, this {launch_name(launch)} step runs {count} "
-                "without `--kill-on-bad-exit=1`: if one rank dies, the others wait for it until the time limit, "
-                "holding the whole allocation",
+                f"this {launch_name(launch)} step runs {count} without `--kill-on-bad-exit=1` in one of its branches",
                 None,
                 label="no --kill-on-bad-exit",
+                notes=(f"the step as written in {alternative.branch}", HANG),
             )
             return
 
@@ -556,10 +558,11 @@ class MissingGpuRequest(Rule):
             yield self.report(
                 script,
                 _report_span(step),
-                f"`{what}` needs GPUs but the job requests no GPU (no `--gpus-per-node`, `--gres=gpu:N`, "
-                "`--gpus` or `--gpus-per-task`): Slurm gives the tasks none and training fails at start",
+                f"`{what}` needs GPUs but the job requests no GPU",
                 label="no GPU requested",
                 help="add e.g. `#SBATCH --gpus-per-node=8` to the header",
+                notes=("no `--gpus-per-node`, `--gres=gpu:N`, `--gpus` or `--gpus-per-task`: Slurm gives the tasks "
+                       "none and training fails at start",),
             )
 
 
