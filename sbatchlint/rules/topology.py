@@ -769,7 +769,7 @@ class UnevenTaskDistribution(Rule):
                 srun --kill-on-bad-exit=1 uv run python train.py
                 """
             ),
-            contains="15",
+            contains="8 tasks per node",
         ),
         Bad(
             clean(
@@ -871,23 +871,20 @@ class UnevenTaskDistribution(Rule):
             example = f"e.g. {ntasks - nodes + 1} + 1" + (" + 1" * (nodes - 2))
             message = (
                 f"`{written}` over {nodes} nodes does not place {ntasks // nodes if ntasks % nodes == 0 else 'the same number of'} "
-                f"tasks per node: Slurm packs them by free CPUs ({example}), so one node runs more ranks "
-                "than it has GPUs"
+                "tasks per node"
             )
+            note = f"Slurm packs them by free CPUs ({example}), so one node runs more ranks than it has GPUs"
         else:
-            message = (
-                f"`{written}` on several GPU nodes without `--ntasks-per-node`: Slurm packs the tasks by free "
-                "CPUs (--nodes=2 --ntasks=16 gives 15 + 1), so one node runs more ranks than it has GPUs"
-            )
+            message = f"`{written}` on several GPU nodes without `--ntasks-per-node`"
+            note = ("Slurm packs the tasks by free CPUs (--nodes=2 --ntasks=16 gives 15 + 1), so one node runs more "
+                    "ranks than it has GPUs")
         exclusive = script.header.get(option_table.EXCLUSIVE) is not None or (step is not None and step.has(option_table.EXCLUSIVE))
         if exclusive:
             # measured: with whole nodes, identical idle nodes got an even split; only nodes that
             # differ in CPUs make it uneven, and nothing in the script rules that out
-            message = (
-                f"`{written}` without `--ntasks-per-node`: Slurm places the tasks by CPUs, not GPUs; with "
-                "--exclusive on identical nodes the split is usually even, but on nodes with more CPUs "
-                "than others one node runs more ranks than it has GPUs"
-            )
+            message = f"`{written}` without `--ntasks-per-node`: Slurm places the tasks by CPUs, not GPUs"
+            note = ("with --exclusive on identical nodes the split is usually even, but on nodes with more CPUs "
+                    "than others one node runs more ranks than it has GPUs")
         fix = None
         span = origin.span
         if ntasks is not None and nodes and ntasks % nodes == 0 and span is not None:
@@ -898,7 +895,7 @@ class UnevenTaskDistribution(Rule):
             )
         report_span = span if span is not None else (_report_span(step) if step is not None else Span(0, 0))
         return self.report(script, report_span, message, fix, label="placed by free CPUs, not evenly",
-                           help="use --ntasks-per-node")
+                           help="use --ntasks-per-node", notes=(note,))
 
 
 # -- SBL111 -------------------------------------------------------------------------------------------
@@ -955,7 +952,7 @@ class GpuPerTaskBinding(Rule):
                 """
             ),
             unsafe=True,
-            contains="invalid device ordinal",
+            contains="exactly one GPU",
         ),
         Bad(
             clean(
@@ -1048,11 +1045,9 @@ class GpuPerTaskBinding(Rule):
             written = script.text(per_task.span) if per_task.span is not None else "--" + option_table.GPUS_PER_TASK
         else:
             written = script.text(bind.span) if bind is not None and bind.span is not None else "--" + option_table.GPU_BIND
-        message = (
-            f"`{written}` gives each of {tasks} exactly one GPU: code that selects `cuda:$LOCAL_RANK` fails "
-            "with \"invalid device ordinal\" on every local rank but 0, and NCCL loses peer-to-peer between "
-            "the node's GPUs"
-        )
+        message = f"`{written}` gives each of {tasks} exactly one GPU"
+        note = ("code that selects `cuda:$LOCAL_RANK` fails with \"invalid device ordinal\" on every local rank "
+                "but 0, and NCCL loses peer-to-peer between the node's GPUs")
         edits: List[Edit] = []
         ok = True
         if per_task is not None:
@@ -1080,7 +1075,7 @@ class GpuPerTaskBinding(Rule):
             fix = Fix.unsafe("request GPUs per node and drop the per-task binding", *edits)
         span = target.span if target.span is not None else _report_span(step)
         return self.report(script, span, message, fix, label="one GPU per task",
-                           help="request --gpus-per-node and let each rank pick cuda:$LOCAL_RANK")
+                           help="request --gpus-per-node and let each rank pick cuda:$LOCAL_RANK", notes=(note,))
 
     @staticmethod
     def _has_node_request(script, step: Step, per_task: Origin) -> bool:
