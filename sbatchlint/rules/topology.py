@@ -175,7 +175,7 @@ class RendezvousEnvInBatchShell(Rule):
             ),
             unsafe=True,
             count=2,
-            contains="task 0's value",
+            contains="in the batch shell, which runs once",
         ),
         Bad(
             clean(
@@ -256,10 +256,10 @@ class RendezvousEnvInBatchShell(Rule):
                 yield self._report(
                     script,
                     assignment,
-                    f"`{name}` is set from `${used[0]}` in the batch shell, which runs once on the first "
-                    f"node: every task inherits task 0's value ({name}=0 everywhere), so ranks collide "
-                    "and the job hangs or fails at initialization",
+                    f"`{name}` is set from `${used[0]}` in the batch shell, which runs once, on the first node",
                     label="one value for every task",
+                    note=f"every task inherits task 0's value ({name}=0 everywhere), so ranks collide and the job "
+                         "hangs or fails at initialization",
                 )
         if not self._multi_node(script):
             return
@@ -275,16 +275,16 @@ class RendezvousEnvInBatchShell(Rule):
             yield self._report(
                 script,
                 assignment,
-                f"`MASTER_ADDR={alternatives[-1].text.strip()}` in a {nodes} job: the tasks on every other "
-                "node look for the rendezvous on their own host and time out",
+                f"`MASTER_ADDR={alternatives[-1].text.strip()}` in a {nodes} job",
                 label="loopback on a multi-node job",
+                note="the tasks on every other node look for the rendezvous on their own host and time out",
             )
 
-    def _report(self, script, assignment, message: str, label: str) -> Diagnostic:
+    def _report(self, script, assignment, message: str, label: str, note: str) -> Diagnostic:
         edit = _statement_removal(script, assignment.node)
         fix = Fix.unsafe(f"remove the `{assignment.name}` assignment", edit) if edit is not None else None
         return self.report(script, assignment.span, message, fix, label=label,
-                           help="leave it unset: the launcher derives it for each task")
+                           help="leave it unset: the launcher derives it for each task", notes=(note,))
 
     @staticmethod
     def _multi_node(script) -> bool:
