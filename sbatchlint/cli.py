@@ -106,10 +106,13 @@ def _codes(values) -> List[str]:
               help="Exit 1 only for findings of this severity or worse.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors reading files still exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line.")
+@click.option("--no-cache", is_flag=True, help="Lint every file again; read and write no cached result.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Where results are cached (default: .sbatchlint_cache beside the configuration).")
 def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_format, config_path, isolated,
           stdin_filename, python_files, force_exclude, respect_gitignore, show_files, jobs, use_shellcheck,
           slurm_version, statistics, show_fixes, add_noqa, show_settings, output_file, color, fail_level,
-          exit_zero, quiet) -> None:
+          exit_zero, quiet, no_cache, cache_dir) -> None:
     """Check batch scripts (files or directories; '-' reads stdin)."""
     from .codes import CODES
     from .config import ConfigError
@@ -131,7 +134,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
 
     known = list(CODES)  # the static table: checking the selection imports no rule
     cli = CommandLine(_codes(select), _codes(ignore), _codes(extend_select), config_path, isolated,
-                      force_exclude=force_exclude, respect_gitignore=respect_gitignore)
+                      force_exclude=force_exclude, respect_gitignore=respect_gitignore, cache=not no_cache,
+                      cache_dir=cache_dir)
     if use_shellcheck:
         cli.settings["shellcheck"] = True
     if slurm_version is not None:
@@ -157,7 +161,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
             display = stdin_filename if path == "-" and stdin_filename else path
             options = resolver.options_for(display if path == "-" else path) if not candidate.error else None
             work.append(Job(path, display, options, fix or unsafe_fixes, unsafe_fixes, diff,
-                            stdin_data if path == "-" else None, candidate.found_by, candidate.error, add_noqa))
+                            stdin_data if path == "-" else None, candidate.found_by, candidate.error, add_noqa,
+                            resolver.cache_for(path) if path != "-" and not candidate.error else None))
     except ConfigError as err:
         click.echo(f"sbatchlint: error: {err}", err=True)
         sys.exit(EXIT_ERROR)
@@ -219,7 +224,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         for p in paths:
             try:
                 if not resolver.excluded(p):
-                    jobs.append(Job(p, p, resolver.options_for(p), fix or unsafe_fixes, unsafe_fixes, diff))
+                    jobs.append(Job(p, p, resolver.options_for(p), fix or unsafe_fixes, unsafe_fixes, diff,
+                                    cache=resolver.cache_for(p)))
             except ConfigError as err:
                 click.echo(f"sbatchlint: error: {err}", err=True)
         return run_all(jobs, workers)

@@ -12,6 +12,7 @@ errors that name the file and the key.
     exclude = ["legacy/*"]
     force-exclude = false
     respect-gitignore = true
+    cache-dir = ".sbatchlint_cache"    # where results are cached (relative to this file)
     per-file-ignores = { "experiments/*.sh" = ["SBL011"] }
     severity = { SBL107 = "error" }
     shared-roots = ["/lustre/fsw"]
@@ -73,6 +74,7 @@ class Config:
     exclude: List[str] = field(default_factory=list)
     force_exclude: Optional[bool] = None  # None: not set here
     respect_gitignore: Optional[bool] = None
+    cache_dir: Optional[str] = None  # as written (relative to ``root``); None: the default
     per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
     severity: Dict[str, Severity] = field(default_factory=dict)
     settings: Dict[str, Any] = field(default_factory=dict)
@@ -177,6 +179,10 @@ def from_document(document: Dict[str, Any], path: str, known_codes: Sequence[str
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected true or false, got {value!r}")
             setattr(config, _FILE_KEYS[key], value)
+        elif key == "cache-dir":
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"{where}: expected a directory name, got {value!r}")
+            config.cache_dir = value
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes]")
@@ -212,7 +218,7 @@ def from_document(document: Dict[str, Any], path: str, known_codes: Sequence[str
                 raise ConfigError(f"{where}: expected \"required\" or \"optional\", got {value!r}")
             config.settings[name] = value
         else:
-            known = ", ".join(sorted(list(_LIST_KEYS) + list(_FILE_KEYS) + ["cluster", "per-file-ignores", "severity"]
+            known = ", ".join(sorted(list(_LIST_KEYS) + list(_FILE_KEYS) + ["cache-dir", "cluster", "per-file-ignores", "severity"]
                                       + list(_SETTINGS)))
             raise ConfigError(f"{where}: unknown key (known keys: {known})")
     return config

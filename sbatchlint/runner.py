@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import config as config_module
+from . import cache, config as config_module
 from .linter import Options, RuleFailure, Selection, build, fix as run_fix, is_python, lint
 from .report import FileResult
 from .source import InputError, Source
@@ -22,6 +22,8 @@ class CommandLine:
     force_exclude: Optional[bool] = None  # None: as the configuration says
     respect_gitignore: Optional[bool] = None
     settings: Dict[str, object] = field(default_factory=dict)
+    cache: bool = True  # False: --no-cache
+    cache_dir: Optional[str] = None  # --cache-dir
 
 
 class Resolver:
@@ -62,6 +64,17 @@ class Resolver:
 
             settings = feed(settings)
         return Options(Selection(select=select, ignore=ignore), settings, dict(cfg.severity))
+
+    def cache_for(self, path: str) -> Optional[str]:
+        """The results cache directory for ``path`` (``cache.py``), or None when it is off."""
+        if not self.cli.cache or os.environ.get("SBATCHLINT_NO_CACHE", "") not in ("", "0"):
+            return None
+        if self.cli.cache_dir:
+            return os.path.abspath(self.cli.cache_dir)
+        if os.environ.get("SBATCHLINT_CACHE_DIR"):
+            return os.path.abspath(os.environ["SBATCHLINT_CACHE_DIR"])
+        cfg = self.config_for(path)
+        return os.path.join(cfg.root, os.path.expanduser(cfg.cache_dir or cache.DIRECTORY_NAME))
 
     def profile_for(self, path: str):
         """The cluster profile in the closest ``.sbatchlint-cluster.toml``, or None."""
@@ -104,6 +117,7 @@ class Job:
     found_by: str = "argument"  # how the file was found (``files.Candidate.found_by``)
     error: Optional[str] = None  # a reason known before reading it (``files.Candidate.error``)
     add_noqa: bool = False  # write a suppression comment for every finding (``noqa.py``)
+    cache: Optional[str] = None  # the results cache directory (``cache.py``); None: no cache
 
 
 def run_job(job: Job) -> FileResult:
@@ -111,11 +125,8 @@ def run_job(job: Job) -> FileResult:
 
     What the output must hide comes from the model the rules use (``secrets.found_in``); until
     that model exists, and if it cannot be built, reading the file as text finds what to hide.
-    A rule that fails costs only its own findings: it is reported with the file (``error``)."""
-    from .files import NotWritten, write_fixed
-    from .redaction import text_scan
-    from .secrets import found_in
-
+    A rule that fails costs only its own findings: it is reported with the file (``error``).
+    With ``job.cache``, a result stored for the same inputs is used instead (``cache.py``)."""
     if job.error:
         return FileResult(job.display, error=job.error)
     if _STOP is not None and _STOP.is_set():  # interrupted: the run is ending, start nothing new
@@ -128,6 +139,26 @@ def run_job(job: Job) -> FileResult:
             source.path = job.display
     except InputError as err:
         return FileResult(job.display, error=str(err))
+    if not cache.cacheable(job):
+        return _lint_source(job, source)
+    assert job.cache is not None
+    entry_key = cache.key(source.data, job.path, job.display, job.options)
+    found = cache.load(job.cache, entry_key, job.display)
+    if found is not None:
+        result = FileResult(job.display, source)
+        result.diagnostics, result.launched, result.skipped = found
+        return result
+    with cache.Recording() as probes:
+        result = _lint_source(job, source)
+    cache.store(job.cache, entry_key, result, probes)
+    return result
+
+
+def _lint_source(job: Job, source: Source) -> FileResult:
+    from .files import NotWritten, write_fixed
+    from .redaction import text_scan
+    from .secrets import found_in
+
     result = FileResult(job.display, source)
     failures: List[RuleFailure] = []
     problems: List[Tuple[str, str]] = []  # (kind, message), reported in this order

@@ -17,6 +17,7 @@ import posixpath
 import re
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 from .. import options as option_table
+from ..cache import probe  # each existence test is part of the script's cache entry
 
 ROOT_MARKERS = (".git", "pyproject.toml")
 
@@ -67,7 +68,7 @@ def repository_root(directory: str) -> Optional[str]:
     """The nearest directory at or above ``directory`` holding ``.git`` or ``pyproject.toml``."""
     current = os.path.abspath(directory)
     while True:
-        if any(os.path.exists(os.path.join(current, marker)) for marker in ROOT_MARKERS):
+        if any(probe("exists", os.path.join(current, marker)) for marker in ROOT_MARKERS):
             return current
         parent = os.path.dirname(current)
         if parent == current:
@@ -115,10 +116,10 @@ def resolve(name: str, workdir: Optional[str], pairs: Sequence[Tuple[str, str]],
         directories.append(base)
         if root:
             directories.append(root)
-        candidates = [os.path.join(d, name) for d in directories if os.path.isdir(d)]
+        candidates = [os.path.join(d, name) for d in directories if probe("isdir", d)]
     for candidate in candidates:
         candidate = os.path.normpath(candidate)
-        if candidate.endswith(".py") and os.path.isfile(candidate):
+        if candidate.endswith(".py") and probe("isfile", candidate):
             return candidate
     return None
 

@@ -30,6 +30,20 @@ def _display_line(source, number: int, secret_spans) -> tuple:
     """A line's text with secrets masked, and a map from byte offset to display column."""
     span = source.line_span(number)
     data = source.data
+    raw = data[span.start : span.end]
+    if (raw.isascii() and source.encoding in ("utf-8", "latin-1")
+            and not any(s.start < span.end and s.end > span.start for s in secret_spans)):
+        # the common line: one column per byte but for tabs (what the loop below gives it)
+        text = raw.decode("ascii")
+        if "\t" not in text:
+            return text, dict(zip(range(span.start, span.end + 1), range(len(text) + 1)))
+        plain: dict = {}
+        column = 0
+        for offset, char in enumerate(text, span.start):
+            plain[offset] = column
+            column += 4 if char == "\t" else 1
+        plain[span.end] = column
+        return text.replace("\t", "    "), plain
     pieces = []
     columns = {}
     column = 0
