@@ -42,6 +42,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from .diagnostics import Severity
 
 CONFIG_NAMES = (".sbatchlint.toml", "pyproject.toml")
+PROFILE_NAME = ".sbatchlint-cluster.toml"  # a cluster profile of its own (``cluster/profile.py``)
 
 # key -> (type check, settings name or None for the selection keys)
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
@@ -235,11 +236,9 @@ def _profile(table: Any, where: str, path: str):
 
 def find_profile(path: str) -> Optional[str]:
     """The closest ``.sbatchlint-cluster.toml`` for ``path``, or None."""
-    from .cluster.profile import FILE_NAME
-
     directory = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
     while True:
-        candidate = os.path.join(directory, FILE_NAME)
+        candidate = os.path.join(directory, PROFILE_NAME)
         if os.path.isfile(candidate):
             return candidate
         parent = os.path.dirname(directory)

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence
 
 from . import registry, suppressions
 from .codes import CODES
 from .diagnostics import Severity
 from .diagnostics import Diagnostic
-from .fix import FixResult, fix_to_fixed_point
 from .source import Source, Span
+
+if TYPE_CHECKING:
+    from .fix import FixResult
 
 
 @dataclass
@@ -116,7 +118,7 @@ def _lint(source: Source, options: Optional[Options], model, failures: Optional[
     options = options or Options()
     language = "python" if is_python(source) else "shell"
     enabled = options.selection.enabled
-    rules = registry.for_language(language)
+    rules = registry.for_language(language, profile=options.settings.get("cluster") is not None)
     diagnostics: List[Diagnostic] = []
     failed = set()
 
@@ -238,6 +240,8 @@ def parse_errors(source: Source) -> int:
 
 def fix(source: Source, options: Optional[Options] = None, unsafe: bool = False,
         failures: Optional[List[RuleFailure]] = None) -> FixResult:
+    from .fix import fix_to_fixed_point  # only a run that fixes needs the fix engine
+
     options = options or Options()
     return fix_to_fixed_point(
         source,

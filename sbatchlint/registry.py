@@ -39,15 +39,23 @@ def all_rules() -> "List[Rule]":
 _BY_LANGUAGE: Dict[str, "List[Rule]"] = {}
 
 
-def for_language(language: str) -> "List[Rule]":
+# Rule modules whose every rule reports only with a cluster profile (``sbatchlint profile``):
+# without one they are silent, and not imported.
+PROFILE_MODULES = ("cluster",)
+
+
+def for_language(language: str, profile: bool = True) -> "List[Rule]":
     """The rules that can run on a file of ``language`` ("shell" or "python"), in code order,
-    importing only the modules that hold them."""
-    found = _BY_LANGUAGE.get(language)
+    importing only the modules that hold them; without a cluster ``profile``, not the rules that
+    need one."""
+    key = language if profile else language + ":no-profile"
+    found = _BY_LANGUAGE.get(key)
     if found is None:
-        wanted = [(code, module) for code, _name, module, lang in codes.RULES if lang in (language, "any")]
+        wanted = [(code, module) for code, _name, module, lang in codes.RULES
+                  if lang in (language, "any") and (profile or module not in PROFILE_MODULES)]
         for module in sorted({module for _code, module in wanted}):
             importlib.import_module(f"{__package__}.rules.{module}")
-        found = _BY_LANGUAGE[language] = [_RULES[code] for code, _module in wanted]
+        found = _BY_LANGUAGE[key] = [_RULES[code] for code, _module in wanted]
     return found
 
 

@@ -96,6 +96,33 @@ def test_a_shell_script_imports_no_python_rule(tmp_path):
     assert "python" not in modules and "topology" in modules and "suppression" in modules
 
 
+def test_the_cluster_rules_are_imported_only_with_a_profile(tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --partition=gpu\nsrun hostname\n")
+    exit_line, modules = _imported_rules(str(script), "--no-cache", cwd=tmp_path)
+    assert exit_line == "exit 0" and "cluster" not in modules and "launch" in modules
+    from sbatchlint.cluster.profile import PartitionFacts, Profile, to_toml
+
+    (tmp_path / ".sbatchlint-cluster.toml").write_text(
+        to_toml(Profile(cluster="lab", partitions=(PartitionFacts("batch", default=True),))))
+    exit_line, modules = _imported_rules(str(script), "--no-cache", cwd=tmp_path)
+    assert exit_line == "exit 1" and "cluster" in modules  # SBL017: no partition "gpu" there
+
+
+def test_rule_examples_are_built_when_first_asked():
+    probe = (
+        "from sbatchlint import registry\nfrom sbatchlint.rules import base\n"
+        "built = []\noriginal = base.Examples.__get__\n"
+        "def counting(self, instance, owner=None):\n"
+        "    built.append(self.built is None)\n    return original(self, instance, owner)\n"
+        "base.Examples.__get__ = counting\n"
+        "rules = registry.for_language('shell')\nprint(len(built))\n"
+        "print(len(rules[0].examples) > 0, len(built))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["0", "True", "1"], done.stderr
+
+
 def test_version_and_help_import_no_reporter_and_no_rule(tmp_path):
     probe = (
         "import sys\nfrom sbatchlint.cli import main\n"

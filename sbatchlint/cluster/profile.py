@@ -38,8 +38,9 @@ from typing import Any, List, Optional, Tuple
 
 from ..lazyre import lazy
 from . import parse
+from ..config import PROFILE_NAME
 
-FILE_NAME = ".sbatchlint-cluster.toml"
+FILE_NAME = PROFILE_NAME  # where `sbatchlint profile` writes a profile of its own
 _VERSION_TEXT = lazy(r"^\d+\.\d+(\.\d+)?")
 
 

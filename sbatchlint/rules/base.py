@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from textwrap import dedent
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import Diagnostic, Fix, Severity
 from ..source import Span
@@ -38,6 +38,22 @@ class Good:
 
 def clean(text: str) -> str:
     return dedent(text).lstrip("\n")
+
+
+class Examples:
+    """A rule's examples, built when first asked: the documentation and the tests ask for them,
+    a run never does (``examples = Examples(lambda: (Bad(…), Good(…)))``)."""
+
+    __slots__ = ("build", "built")
+
+    def __init__(self, build: Callable[[], Sequence]) -> None:
+        self.build = build
+        self.built: Optional[Tuple] = None
+
+    def __get__(self, instance, owner=None) -> Tuple:
+        if self.built is None:
+            self.built = tuple(self.build())
+        return self.built
 
 
 class Rule:

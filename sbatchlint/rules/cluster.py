@@ -15,7 +15,7 @@ from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.geometry import gpu_total, job_geometry, parse_count
 from ..model.header import Directive
 from ..registry import register
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 
 # The profile the examples are checked with: a cluster with a GPU partition, a CPU partition and
 # pyxis, as `sbatchlint profile` would write it.
@@ -92,7 +92,7 @@ class UnknownPartition(Rule):
         Unsafe: when exactly one partition is close to the name, the fix writes it. The job then
         runs in that partition, with its limits and its nodes: check that it is the one you meant.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -147,7 +147,7 @@ class UnknownPartition(Rule):
             ),
             title="without a profile nothing is known about the cluster",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         profile = profile_of(script)
@@ -196,7 +196,7 @@ class TimeOverPartitionLimit(Rule):
         for ever with the reason `PartitionTimeLimit`: the job waits in the queue and never runs.
     """
     fix_safety = "There is no automatic fix: shorten the job or choose a partition with a longer limit."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -243,7 +243,7 @@ class TimeOverPartitionLimit(Rule):
             ),
             settings=EXAMPLE_PROFILE,
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         profile = profile_of(script)
@@ -348,7 +348,7 @@ class RequestBeyondPartitionNodes(Rule):
         is the usual cause.
     """
     fix_safety = "There is no automatic fix: the request has to be rethought for these nodes."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -420,7 +420,7 @@ class RequestBeyondPartitionNodes(Rule):
             ),
             settings=EXAMPLE_PROFILE,
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         profile = profile_of(script)
@@ -536,7 +536,7 @@ class GpuRequestWithoutGpus(Rule):
         of a cluster whose default is a CPU partition, or is sent to the wrong one.
     """
     fix_safety = "There is no automatic fix: choose a partition with GPUs, or drop the request."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -562,7 +562,7 @@ class GpuRequestWithoutGpus(Rule):
             ),
             settings=EXAMPLE_PROFILE,
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         profile = profile_of(script)
@@ -618,7 +618,7 @@ class AccountNotAssociated(Rule):
         Accounts are the first thing to change when a script moves to another project.
     """
     fix_safety = "There is no automatic fix: only you know which project pays for the job."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -655,7 +655,7 @@ class AccountNotAssociated(Rule):
             ),
             settings=EXAMPLE_PROFILE,
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         profile = profile_of(script)
@@ -714,7 +714,7 @@ class PluginOptionNotProvided(Rule):
         to scripts written for a pyxis cluster, or for another site's plugins, that run here.
     """
     fix_safety = "There is no automatic fix: the job needs another way to do what the option did."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -749,7 +749,7 @@ class PluginOptionNotProvided(Rule):
             ),
             settings=EXAMPLE_PROFILE,
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         profile = profile_of(script)

@@ -33,7 +33,7 @@ from ..model.tasks import tasks_running
 from ..model.values import Value, Word
 from ..registry import register
 from ..source import Span
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 from ..lazyre import lazy
 
 # -- what a task command launches ----------------------------------------------------------------
@@ -176,7 +176,7 @@ class PathNotMounted(Rule):
         There is no automatic fix: which directory to mount (the path itself or a parent that
         holds other inputs too) is a decision about the cluster's storage layout.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -239,7 +239,7 @@ class PathNotMounted(Rule):
             ),
             title="mounts the model cannot read: nothing is claimed",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -322,7 +322,7 @@ class MountPathDiffers(Rule):
         There is no automatic fix: renaming the destination changes every container-side path
         the job and its configs use.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -380,7 +380,7 @@ class MountPathDiffers(Rule):
             ),
             title="only the log files Slurm opens on the host lie in the directory",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -696,7 +696,7 @@ class NemoHomeNotShared(Rule):
         `UV_CACHE_DIR`), or inside the same-path mount that holds the working directory. The fix
         sets `export NEMO_HOME=<that directory>/…/nemo`; it never invents a path.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -802,7 +802,7 @@ class NemoHomeNotShared(Rule):
             ),
             title="the submitter's own NEMO_HOME passed through",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -870,7 +870,7 @@ class CacheNotShared(Rule):
         holds the working directory (or, for a variable set but not exported, by exporting it).
         It never invents a path.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -961,7 +961,7 @@ class CacheNotShared(Rule):
             ),
             title="a single node",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -1014,7 +1014,7 @@ class MountsWithoutImage(Rule):
         the batch step, never the `srun` steps.
     """
     fix_safety = "There is no automatic fix: only the author knows which image the step should run in."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1042,7 +1042,7 @@ class MountsWithoutImage(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -1093,7 +1093,7 @@ class ContainerStepWithoutMounts(Rule):
         that vanish with the container.
     """
     fix_safety = "There is no automatic fix: which directories to mount depends on the cluster."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1146,7 +1146,7 @@ class ContainerStepWithoutMounts(Rule):
             ),
             title="benchmarks that their images carry, using no host path",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -1351,7 +1351,7 @@ class ConcurrentUvSync(Rule):
         flags (`srun --nodes=1 --ntasks=1 … uv sync`), which only fills the cache and environment
         the step would fill anyway; the step itself is unchanged.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1456,7 +1456,7 @@ class ConcurrentUvSync(Rule):
             ),
             title="a local-rank guard",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -1615,7 +1615,7 @@ class MlmMissingPythonpath(Rule):
         the script import the code it was written for. Inside a double-quoted task string the
         existing value is escaped (`\\${PYTHONPATH:-}`) so each task expands its own.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1701,7 +1701,7 @@ class MlmMissingPythonpath(Rule):
             ),
             title="a standalone Megatron-LM checkout finds its own package",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -1778,7 +1778,7 @@ class StaleExperimentDir(Rule):
         step, which deletes the previous run's checkpoints. Resume on purpose with an explicit
         `checkpoint.load=…` instead when they matter.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1844,7 +1844,7 @@ class StaleExperimentDir(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -1983,7 +1983,7 @@ class RepeatedContainerMounts(Rule):
         written, into the last flag, and the others are removed. None when a flag comes from a
         variable or a loop: the place to merge them is where the list is built.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -2029,7 +2029,7 @@ class RepeatedContainerMounts(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for step in script.steps:

@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Optional, Sequence
 
 from .. import options as option_table
-from ..cluster.profile import in_settings
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model import logs, placeholders, placement
 from ..model.header import Directive
 from ..registry import register
 from ..source import Span
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 
 SBATCH = option_table.SBATCH
 SRUN = option_table.SRUN
@@ -50,7 +49,7 @@ class UnknownDirectiveOption(Rule):
         dash). The result is an option sbatch applies, so the job requests something it did not
         request before; check that the suggestion is what you meant.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -135,7 +134,7 @@ class UnknownDirectiveOption(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         previous_flagged: Optional[Directive] = None
@@ -285,7 +284,7 @@ class UnknownSiteOption(Rule):
         so it warns instead of calling the script broken.
     """
     fix_safety = "There is no automatic fix: declare the option in `extra-options`, or remove it."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -307,10 +306,14 @@ class UnknownSiteOption(Rule):
                 """
             ),
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
-        profile = in_settings(script.settings)
+        profile = None
+        if script.settings.get("cluster") is not None:  # the profile module only when there is one
+            from ..cluster.profile import in_settings
+
+            profile = in_settings(script.settings)
         if profile is not None and profile.plugin_options is not None:
             return  # the cluster's plugins are known: SBL022 says it as an error
         for directive in script.header.directives:
@@ -356,7 +359,7 @@ class InvalidDirectiveValue(Rule):
         set the option on the command line instead (`sbatch --nodes="$NNODES" job.sh`) or use
         Slurm's own patterns (`%j`, `%x`, `%u`) in log paths.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -402,7 +405,7 @@ class InvalidDirectiveValue(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for directive in script.header.directives:
@@ -555,7 +558,7 @@ class ContainerOptionInHeader(Rule):
         offered when a value would need quoting inside a string, holds a `$`, or was truncated by
         a `#`.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -613,7 +616,7 @@ class ContainerOptionInHeader(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         header = script.header
@@ -706,7 +709,7 @@ class DuplicateDirective(Rule):
         twice with different values, pyxis refuses the job.
     """
     fix_safety = "There is no automatic fix: only the author knows which of the two values is meant."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -743,7 +746,7 @@ class DuplicateDirective(Rule):
             ),
             title="a heterogeneous job",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         groups: Dict[str, List[Directive]] = {}
@@ -804,7 +807,7 @@ class UnfilledPlaceholder(Rule):
         directory" or overwrites a file, after waiting in the queue.
     """
     fix_safety = "There is no automatic fix: only the user knows the value to fill in."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -902,7 +905,7 @@ class UnfilledPlaceholder(Rule):
             ),
             title="placeholder words in generated names",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for span, text in placeholders.header_placeholders(script):
@@ -974,7 +977,7 @@ class OutputDirectoryCreatedInJob(Rule):
         There is no automatic fix: the directory has to exist before `sbatch` is called
         (`mkdir -p logs && sbatch job.sh`), which is outside the script.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1024,7 +1027,7 @@ class OutputDirectoryCreatedInJob(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for directive, directory, template, command in logs.created_log_directories(script):
@@ -1069,7 +1072,7 @@ class LogOverwritten(Rule):
         array job), which breaks anything that reads the old fixed name, such as a monitoring
         script or a `tail -f` habit.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1129,7 +1132,7 @@ class LogOverwritten(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         array = script.header.get(option_table.ARRAY) is not None
@@ -1185,7 +1188,7 @@ class HashInDirectiveValue(Rule):
         warns about it.
     """
     fix_safety = "Safe: `\\#` is how sbatch spells a literal `#`, which is what the author wrote."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1215,7 +1218,7 @@ class HashInDirectiveValue(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for directive in script.header.directives:
@@ -1271,7 +1274,7 @@ class DosLineEndings(Rule):
         Safe: every `\\r\\n` becomes `\\n`, which is exactly what `dos2unix` does and what sbatch
         asks for. A lone `\\r` that is not followed by `\\n` is left alone.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             "#!/bin/bash\r\n#SBATCH --nodes=1\r\nsrun hostname\r\n",
             fixed="#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n",
@@ -1283,7 +1286,7 @@ class DosLineEndings(Rule):
             title="a single pasted line",
         ),
         Good("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n"),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         positions = script.header.dos_line_breaks

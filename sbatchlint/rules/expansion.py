@@ -26,7 +26,7 @@ from ..model import variables
 from ..model.heredocs import submission_expansions
 from ..model.geometry import geometry
 from ..registry import register
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 
 # -- which variables differ between tasks, nodes, steps (the table: model/variables.py) ---------------
 PER_STEP_VALUE = variables.PER_STEP_VALUE
@@ -337,7 +337,7 @@ class PerTaskVariableExpandedEarly(Rule):
         `%N` (the short host name) may differ from `SLURMD_NODENAME`: those are reported with a
         hint and no fix.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 r"""
@@ -501,7 +501,7 @@ class PerTaskVariableExpandedEarly(Rule):
             ),
             title="srun's own patterns, the batch shell's own files, a one-task step",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         reported: Set[Tuple[int, int]] = set()
@@ -634,7 +634,7 @@ class JobVariableExpandedEarly(Rule):
         `SLURM_NTASKS`, `SLURM_CPUS_PER_TASK`…) when the step asks for less than the whole
         allocation: escaped, they would give the step's value instead of the job's.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 r"""
@@ -687,7 +687,7 @@ class JobVariableExpandedEarly(Rule):
             ),
             title="in the batch shell and on the step's command line",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for entry in early_expansions(script):
@@ -838,7 +838,7 @@ class VariableNotExportedToTask(Rule):
         commands do. Not offered for arrays (bash cannot export them), `readonly`, loop or `read`
         variables, several assignments on one line, or an `srun --export` list.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 r"""
@@ -905,7 +905,7 @@ class VariableNotExportedToTask(Rule):
             ),
             title="exported with set -a, passed with --export, or assigned by the command itself",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         values = script.values

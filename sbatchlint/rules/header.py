@@ -8,7 +8,7 @@ from ..model.bash import verdict
 from ..model.kind import template_evidence
 from ..registry import register
 from ..source import Span
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 
 
 @register
@@ -31,7 +31,7 @@ class ShellSyntaxError(Rule):
         worse, runs the lines before the error and skips the rest.
     """
     fix_safety = "There is no automatic fix: only the author knows what the broken line meant."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -54,7 +54,7 @@ class ShellSyntaxError(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         regions: List[Span] = script.errors
@@ -95,7 +95,7 @@ class MissingShebang(Rule):
         Safe: inserting `#!/bin/bash` as line 1 (or removing the byte-order mark that hides an
         existing `#!`) is what sbatch needs and changes nothing else.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             "#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nsrun hostname\n",
             fixed="#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nsrun hostname\n",
@@ -107,7 +107,7 @@ class MissingShebang(Rule):
         ),
         Good("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n"),
         Good("#!/usr/bin/env bash\n#SBATCH --nodes=1\nsrun hostname\n"),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         header = script.header
@@ -159,7 +159,7 @@ class DirectiveAfterCommand(Rule):
         Unsafe: moving the line into the header makes sbatch apply an option it ignored so far,
         which changes what the job requests.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -211,7 +211,7 @@ class DirectiveAfterCommand(Rule):
             ),
             title="a job written by the script and submitted",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         header = script.header
@@ -272,7 +272,7 @@ class MalformedDirective(Rule):
         forms are unsafe: they may be a directive commented out on purpose, and fixing them makes
         sbatch apply an option it ignored so far.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             "#!/bin/bash\n  #SBATCH --nodes=2\nsrun hostname\n",
             fixed="#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n",
@@ -302,7 +302,7 @@ class MalformedDirective(Rule):
             ),
             title="usage comments",
         ),
-    )
+    ))
     DESCRIPTIONS = {
         "indented": "`#SBATCH` is indented: sbatch only reads directives that start in column 1",
         "spaced": "`# SBATCH` has a space after the `#`: sbatch reads it as a comment",
@@ -343,7 +343,7 @@ class TemplateFile(Rule):
         option or a late directive. One finding says why the file was not checked instead.
     """
     fix_safety = "There is no fix: lint the script the tool generates."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -379,7 +379,7 @@ class TemplateFile(Rule):
             ),
             title="braces in quotes are text",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         evidence = template_evidence(script)
@@ -412,7 +412,7 @@ class RegionNotAnalysed(Rule):
         unreported. Knowing which lines were skipped tells the reader what to check by hand.
     """
     fix_safety = "There is nothing to fix in the script."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -437,7 +437,7 @@ class RegionNotAnalysed(Rule):
             ),
             title="forms the model reads",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         regions: List[Span] = script.errors

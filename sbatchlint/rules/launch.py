@@ -39,7 +39,7 @@ from ..model.workload import Workload, classify
 from ..parallelism import expert_group
 from ..registry import register
 from ..source import Span
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 
 # Dynamic rendezvous backends: ranks come from the rendezvous, no --node_rank needed.
 DYNAMIC_BACKENDS = frozenset({"c10d", "etcd", "etcd-v2"})
@@ -203,7 +203,7 @@ class TorchrunMultipleTasksPerNode(Rule):
         when the script reads the task count itself (`$SLURM_NTASKS_PER_NODE`,
         `$SLURM_NTASKS`…, often as `--nproc_per_node`): that value would change too.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -324,7 +324,7 @@ class TorchrunMultipleTasksPerNode(Rule):
             ),
             title="the step sets its own task count",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         seen = set()
@@ -521,7 +521,7 @@ class PreferSrunNative(Rule):
         other steps rely on. The edited script is parsed again before the fix is offered: the
         migrated command must be the old one without the launcher, every other step unchanged.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -614,7 +614,7 @@ class PreferSrunNative(Rule):
             ),
             title="Megatron-LM's pretrain_gpt.py needs torchrun",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
@@ -679,7 +679,7 @@ class TorchrunMissingNodeArgs(Rule):
         then (only a missing `--nnodes`, a job-wide value, is added); the report's help shows
         the `bash -c '…'` form and the c10d alternative.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -745,7 +745,7 @@ class TorchrunMissingNodeArgs(Rule):
             ),
             title="one node",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
@@ -895,7 +895,7 @@ class TasksGpusMismatch(Rule):
         when srun would keep the new count (the step's task count follows it, or equals nodes ×
         GPUs per node); otherwise there is no fix.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -963,7 +963,7 @@ class TasksGpusMismatch(Rule):
             ),
             title="--nproc_per_node=gpu uses every visible GPU",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
@@ -1067,7 +1067,7 @@ class ParallelismDoesNotDivide(Rule):
         divisible by …" after the job waited in the queue and loaded the container.
     """
     fix_safety = "No fix: which size to change is a modelling decision."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1127,7 +1127,7 @@ class ParallelismDoesNotDivide(Rule):
             ),
             title="a size the environment may override is not known",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for launch in launches(script):
@@ -1263,7 +1263,7 @@ class LauncherInBatchShell(Rule):
         profile`, `numactl`, `taskset`) go into the step, after `srun`; `time`, `timeout` and
         `env` stay in front of it.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1352,7 +1352,7 @@ class LauncherInBatchShell(Rule):
             ),
             title="the deepspeed launcher reaches the other nodes over pdsh itself",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         found = [launch for launch in batch_launches(script) if launch.elastic]
@@ -1453,7 +1453,7 @@ class StaticRendezvousWithoutMasterAddress(Rule):
         expands the command. No fix inside a single-quoted string without an exported
         `MASTER_ADDR`, or when the launcher's words come from a variable.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -1526,7 +1526,7 @@ class StaticRendezvousWithoutMasterAddress(Rule):
             ),
             title="a c10d rendezvous names its host in the endpoint",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         seen = set()

@@ -10,7 +10,7 @@ from typing import Iterator
 
 from ..diagnostics import Diagnostic, Fix, Severity
 from ..registry import register
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 
 
 class PythonRule(Rule):
@@ -41,7 +41,7 @@ class PythonSyntaxError(PythonRule):
         torchrun the real message hides among one traceback per rank.
     """
     fix_safety = "There is no automatic fix: only the author knows what the broken line meant."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -68,7 +68,7 @@ class PythonSyntaxError(PythonRule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, module) -> Iterator[Diagnostic]:
         problem = module.problem
@@ -103,7 +103,7 @@ class TorchrunOnlyLaunchGuard(PythonRule):
         a launch that has neither and lets a torchrun launch through exactly as before. The code
         after the guard must then read the Slurm variable too (Megatron-Bridge does).
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -196,7 +196,7 @@ class TorchrunOnlyLaunchGuard(PythonRule):
             ),
             title="a fallback, not an exit",
         ),
-    )
+    ))
 
     def check(self, module) -> Iterator[Diagnostic]:
         if module.tree is None:
@@ -252,7 +252,7 @@ class BarrierTimeoutTooShort(PythonRule):
         genuinely hung job wait longer before it fails, and 60 minutes may still be too short for the
         largest exports; choose the value knowingly.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -372,7 +372,7 @@ class BarrierTimeoutTooShort(PythonRule):
             ),
             title="rank 0 saves after the last barrier",
         ),
-    )
+    ))
 
     def check(self, module) -> Iterator[Diagnostic]:
         if module.tree is None:
@@ -428,7 +428,7 @@ class NarrowArtifactExcept(PythonRule):
         Safe: `ImportError` is added to the exceptions the handler already treats as a recoverable
         failure of the same call, so the handler's own recovery runs for it too; nothing else changes.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -511,7 +511,7 @@ class NarrowArtifactExcept(PythonRule):
             ),
             title="an OSError handler around plain file reading",
         ),
-    )
+    ))
 
     def check(self, module) -> Iterator[Diagnostic]:
         if module.tree is None:

@@ -14,7 +14,7 @@ from ..registry import register
 from ..redaction import mask
 from ..secrets import TaskString, expansion_name, is_secret_variable, scan, task_strings
 from ..source import Span
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 from ..lazyre import lazy
 
 # Obviously fake values in the documentation's examples, in the real shapes.
@@ -77,7 +77,7 @@ class HardcodedSecret(Rule):
         the environment; the key is not put back on the command line, where `ps` would show it.
         A Slack webhook's path has no automatic fix: no conventional variable holds it alone.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 f"""
@@ -233,7 +233,7 @@ class HardcodedSecret(Rule):
             ),
             title="a commented-out token, tokenizer entries",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for secret in scan(script):
@@ -401,7 +401,7 @@ class SecretExpandedIntoCommand(Rule):
         unsafe (the line goes away). A secret on a step's direct command line has no automatic
         fix: the program has to read it from its environment instead.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -472,7 +472,7 @@ class SecretExpandedIntoCommand(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         if not _expands_a_secret_variable(script):
@@ -644,7 +644,7 @@ class XtraceWithSecrets(Rule):
         There is no automatic fix: turning tracing off around the lines that use the secret
         (`set +x` … `set -x`) or dropping `-x` is the author's choice.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -691,7 +691,7 @@ class XtraceWithSecrets(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         from .. import shell

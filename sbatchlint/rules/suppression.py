@@ -11,7 +11,7 @@ from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
 from ..source import Span
 from ..shellcheck import is_code as is_shellcheck_code
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 
 
 def _removal(source, suppression, codes) -> Edit:
@@ -54,7 +54,7 @@ class UnusedSuppression(Rule):
         Safe: only the unused codes (or the whole comment, when none is used) are removed; the
         findings they would silence do not exist.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -86,7 +86,7 @@ class UnusedSuppression(Rule):
             ),
             also=("SBL003",),
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         return iter(())
@@ -128,7 +128,7 @@ class UnknownSuppressionCode(Rule):
         written for still shows up, or the typo hides that nothing needed silencing.
     """
     fix_safety = "There is no automatic fix: only the author knows which code was meant."
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -149,7 +149,7 @@ class UnknownSuppressionCode(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         return iter(())

@@ -18,7 +18,7 @@ from ..model.steps import Step
 from ..registry import register
 from ..shell import ancestors, node_span
 from ..source import Span
-from .base import Bad, Good, Rule, clean
+from .base import Bad, Examples, Good, Rule, clean
 
 # -- what a step launches -------------------------------------------------------------------------
 # The rules ask two questions of model/workload.py: does the step start a training launch (not a
@@ -151,7 +151,7 @@ class RendezvousEnvInBatchShell(Rule):
         the script that reads it (a hand-written `--node_rank=$NODE_RANK`, a log line). Check
         that the launcher derives it, or pass the per-task value inside the task command.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -227,7 +227,7 @@ class RendezvousEnvInBatchShell(Rule):
             ),
             title="one node, and a rank set by each task itself",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         values = script.values
@@ -333,7 +333,7 @@ class MissingKillOnBadExit(Rule):
         `SRUN_CMD` (once for every step that uses it). When only one branch's `SRUN_CMD` lacks
         the option (an `if` and its `else`), the finding names that branch and has no fix.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -405,7 +405,7 @@ class MissingKillOnBadExit(Rule):
             ),
             title="tools and one-task steps",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         if script.values.is_exported("SLURM_KILL_BAD_EXIT"):
@@ -496,7 +496,7 @@ class MissingGpuRequest(Rule):
         There is no automatic fix: how many GPUs, of which type and in which form the cluster
         expects them is a choice only the author can make.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -542,7 +542,7 @@ class MissingGpuRequest(Rule):
             ),
             title="a CPU job",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         if str(script.settings.get("gpu_request", "required")).lower() == "optional":
@@ -604,7 +604,7 @@ class CpusPerTaskNotInherited(Rule):
         step the CPU count the job already requested, which is what the header meant; a step's
         own `-c` still wins. It is inserted once for all steps.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             settings=(("slurm_version", "22.05"),),
             source=clean(
@@ -673,7 +673,7 @@ class CpusPerTaskNotInherited(Rule):
             ),
             title="the default target, Slurm 24.05, passes --cpus-per-task on",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         version = target_version(script.settings)
@@ -749,7 +749,7 @@ class UnevenTaskDistribution(Rule):
         is written, by `--ntasks-per-node=N/nodes`, which asks for the same number of tasks placed
         the way the author expected. When it does not divide there is no fix.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -827,7 +827,7 @@ class UnevenTaskDistribution(Rule):
                 """
             )
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         job = job_geometry(script)
@@ -931,7 +931,7 @@ class GpuPerTaskBinding(Rule):
         `LOCAL_RANK`-based code expects, but code written for the one-GPU view (always
         `cuda:0`) would then put every rank on the first GPU.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -999,7 +999,7 @@ class GpuPerTaskBinding(Rule):
             ),
             title="one task per node sees all its GPUs",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         seen: Set[Tuple[int, int]] = set()
