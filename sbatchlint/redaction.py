@@ -135,6 +135,7 @@ def normalize_name(name: str) -> str:
 
 
 @lru_cache(maxsize=4096)  # asked for every argument, option and variable name, many times
+@lru_cache(maxsize=4096)  # asked for every name=value in a file's text, comments included
 def secret_name_kind(name: str) -> Optional[str]:
     """"token", "key", "secret" or "password" for a secret-looking name, else None."""
     n = normalize_name(name)
@@ -291,8 +292,10 @@ def kind_of(value: str, name: str) -> str:
 # -- reading a file as text -------------------------------------------------------------------------
 
 
+# (?<![A-Za-z_]): not from inside a name whose start already failed to match (a scan would
+# otherwise try every letter of every word again)
 _TEXT_ASSIGNMENT = lazy(
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[\"'\]]*[ \t]*(?:=|:[ \t])[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'`;,)}\]]+)"
+    r"(?<![A-Za-z_])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[\"'\]]*[ \t]*(?:=|:[ \t])[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'`;,)}\]]+)"
 )
 _TEXT_WANDB = lazy(r"wandb[ \t]+login(?:[ \t]+--[A-Za-z-]+)*[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"';]*)")
 _TEXT_OPTION = lazy(r"--(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;,-][^\s\"'`;,]*)")
@@ -308,12 +311,17 @@ def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterato
         length = len(text[start:end].encode(source.encoding if source.encoding == "utf-8" else "latin-1"))
         return Span(region.start + prefix, region.start + prefix + length)
 
-    for pattern in (_TEXT_ASSIGNMENT, _TEXT_OPTION):
+    patterns = []
+    if "=" in text or ":" in text:
+        patterns.append(_TEXT_ASSIGNMENT)
+    if "--" in text:
+        patterns.append(_TEXT_OPTION)
+    for pattern in patterns:
         for match in pattern.finditer(text):
             name, value = match.group("name"), match.group("value")
             if is_secret_name(name) and (is_credential(value, secret_name_kind(name))):
                 yield Secret(span_of(match.start("value"), match.end("value")), kind_of(value, name), name, value, live, site)
-    for match in _TEXT_WANDB.finditer(text):
+    for match in _TEXT_WANDB.finditer(text) if "wandb" in text else ():
         value = match.group("value")
         if not is_placeholder(value) and len(value) >= 8:
             yield Secret(span_of(match.start("value"), match.end("value")), "W&B API key", "WANDB_API_KEY", value, live, site)

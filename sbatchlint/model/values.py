@@ -1118,6 +1118,10 @@ class Values:
         out = []
         unquoted = quote == ""
         site = (span,)
+        # Alternatives share most of their pieces (``if …; then X="$X --a"; fi`` gives two values
+        # with one prefix): each piece object is carried to this site once, whatever the number
+        # of alternatives holding it.
+        carried: Dict[int, Piece] = {}
         for value in found:
             if not value.pieces and not value.known:
                 out.append(unknown)
@@ -1126,12 +1130,16 @@ class Values:
             pieces = []
             append = pieces.append
             for p in value.pieces:
-                if p.known:
-                    append(Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop))
-                elif p.span is not None:
-                    append(Piece(p.text, p.span or span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False, p.loop))
-                else:
-                    append(Piece("", span, quote, False, p.name or name, False, p.via + site, unquoted, False, p.loop))
+                new = carried.get(id(p))
+                if new is None:
+                    if p.known:
+                        new = Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
+                    elif p.span is not None:
+                        new = Piece(p.text, p.span or span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
+                    else:
+                        new = Piece("", span, quote, False, p.name or name, False, p.via + site, unquoted, False, p.loop)
+                    carried[id(p)] = new
+                append(new)
             out.append(Value(tuple(pieces)))
         return out
 
