@@ -9,7 +9,7 @@ As ruff does, a result is stored under a key made of everything it depends on:
   changed checkout is a new version);
 - every other file the run looked at for it: each existence test (``probe``) is stored with
   its answer and asked again on a hit, so a launched ``train.py`` that appears or disappears
-  makes the entry stale. A file read for it would be stored with its hash (``read``).
+  makes the entry stale; a file read for it (a sourced ``env.sh``) is stored with its hash.
 
 An entry is one JSON file below ``<cache dir>/<version>/``, written to a temporary name and
 renamed, so a reader never sees half of it. What is not cached: a run that fixes or prints a
@@ -40,14 +40,16 @@ def _answer(kind: str, path: str) -> Any:
         return os.path.isfile(path)
     if kind == "isdir":
         return os.path.isdir(path)
+    if kind == "realpath":
+        return os.path.realpath(path)
     if kind == "read":
         return _file_hash(path)
     raise ValueError(kind)
 
 
 def probe(kind: str, path: str) -> Any:
-    """``os.path.exists`` / ``isfile`` / ``isdir`` of ``path`` (``kind``), remembered for the
-    cache entry of the file being linted."""
+    """``os.path.exists`` / ``isfile`` / ``isdir`` / ``realpath`` of ``path``, or the hash of its
+    bytes (``read``), by ``kind``; remembered for the cache entry of the file being linted."""
     answer = _answer(kind, path)
     if _recording is not None:
         _recording.append((kind, path, answer))

@@ -130,9 +130,27 @@ def test_a_launched_python_file_that_appears_or_changes_is_seen(project):
     assert run("job.sh").output == uncached("job.sh").output
 
 
+SOURCING = """#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --gpus-per-node=8
+#SBATCH --time=00:10:00
+set -e
+source ./env.sh
+srun --ntasks-per-node=$TPN --kill-on-bad-exit=1 torchrun --nnodes=2 --nproc_per_node=8 \\
+  --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:29500 train.py
+"""
+
+
 def test_an_edited_sourced_file_never_gives_a_stale_result(project):
-    run("job.sh")
-    (project / "env.sh").write_text("export NCCL_DEBUG=WARN\nexport TRAIN_FLAGS=--fast\n")
+    (project / "job.sh").write_text(SOURCING)
+    (project / "env.sh").write_text("TPN=1\n")
+    assert "SBL101" not in run("job.sh").output
+    (project / "env.sh").write_text("TPN=8\n")  # the script is unchanged; what it sources is not
+    result = run("job.sh")
+    assert "SBL101" in result.output
+    assert project.linted == ["job.sh", "job.sh"]
+    assert result.output == uncached("job.sh").output
+    os.remove(project / "env.sh")
     assert run("job.sh").output == uncached("job.sh").output
 
 

@@ -30,6 +30,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
+from ..cache import probe  # what is read for a script is part of its cached result
 from ..lazyre import lazy
 from ..source import Span
 
@@ -191,10 +192,10 @@ def read(path: str, context: SourceContext) -> Tuple[Optional[bytes], Optional[s
     if len(context.chain) > MAX_NESTING:
         return None, "too-deep"
     try:
-        real = os.path.realpath(path)
+        real = probe("realpath", path)
         if real in context.chain:
             return None, "cycle"
-        if not os.path.isfile(real):
+        if not probe("isfile", real):
             return None, "missing"
         size = os.path.getsize(real)
         if size > MAX_BYTES or size > context.budget[0]:
@@ -205,6 +206,7 @@ def read(path: str, context: SourceContext) -> Tuple[Optional[bytes], Optional[s
         return None, "missing"
     if len(data) > MAX_BYTES or len(data) > context.budget[0]:
         return None, "too-large"
+    probe("read", real)  # the file's hash joins the script's cache entry
     context.budget[0] -= len(data)
     if b"\0" in data:
         return None, "not-text"
