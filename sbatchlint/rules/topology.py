@@ -635,7 +635,7 @@ class CpusPerTaskNotInherited(Rule):
                 """
             ),
             count=1,
-            contains="lines 8, 9",
+            contains="is not passed on to srun by Slurm 22.05",
         ),
         Good(
             settings=(("slurm_version", "22.05"),),
@@ -715,11 +715,12 @@ class CpusPerTaskNotInherited(Rule):
         yield self.report(
             script,
             directive.span,
-            f"`{written}` is not passed on to srun by Slurm {version[0]}.{version[1]:02d} (22.05 to 23.02 drop it, "
-            f"23.11 passes it on again): {where} each task on one CPU, so data loading and preprocessing starve",
+            f"`{written}` is not passed on to srun by Slurm {version[0]}.{version[1]:02d}",
             fix,
             label="not inherited by srun",
             help="export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK, or give each step --cpus-per-task",
+            notes=(f"{where} each task on one CPU, so data loading and preprocessing starve",
+                   "Slurm 22.05 to 23.02 drop it, 23.11 passes it on again"),
         )
 
 
