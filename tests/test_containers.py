@@ -36,7 +36,9 @@ def at(text: str, diagnostic) -> str:
 
 
 # -- the model ---------------------------------------------------------------------------------
-def test_mount_entries_from_lists_repeated_flags_and_variables():
+def test_mount_entries_from_lists_and_variables_and_only_the_last_flag():
+    """Each value is a comma-separated list of SRC[:DST[:FLAGS]]; of repeated flags, pyxis
+    receives only the last (DOMAIN.md §9), so the mounts are the last flag's."""
     script = script_of(
         """
         #!/bin/bash
@@ -51,21 +53,36 @@ def test_mount_entries_from_lists_repeated_flags_and_variables():
     )
     (container,) = containers(script).steps
     pairs = [(m.source.text, m.destination.text, m.flags) for m in container.mounts]
-    assert pairs == [
+    assert pairs == [("/gpfs/proj", "/gpfs/proj", "")]
+    assert len(container.mount_options) == 2
+    assert container.containerized and container.mount_home is False
+    one_list = script_of(
+        """
+        #!/bin/bash
+        #SBATCH --nodes=2
+        CONTAINER_MOUNTS="/lustre/fsw:/lustre/fsw"
+        export HF_HOME=/scratch/alice/hf
+        MOUNTS="$CONTAINER_MOUNTS"
+        MOUNTS="$MOUNTS,$HF_HOME:$HF_HOME"
+        srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=$MOUNTS,/data:/mnt/data:ro,/gpfs/proj true
+        """
+    )
+    (one,) = containers(one_list).steps
+    assert [(m.source.text, m.destination.text, m.flags) for m in one.mounts] == [
         ("/lustre/fsw", "/lustre/fsw", ""),
         ("/scratch/alice/hf", "/scratch/alice/hf", ""),
         ("/data", "/mnt/data", "ro"),
         ("/gpfs/proj", "/gpfs/proj", ""),
     ]
-    assert container.containerized and container.mount_home is False
     assert container.workdir_path.text == "/lustre/fsw/repo"
     # every entry points at the bytes that wrote it
-    texts = [script.text(m.span) for m in container.mounts]
+    texts = [one_list.text(m.span) for m in one.mounts]
     assert texts == ["$MOUNTS", "$HF_HOME:$HF_HOME", "/data:/mnt/data:ro", "/gpfs/proj"]
-    assert [m.same_path for m in container.mounts] == [True, True, False, True]
+    assert [m.same_path for m in one.mounts] == [True, True, False, True]
 
 
-def test_mounts_appended_in_a_loop_all_count():
+def test_flags_appended_in_a_loop_keep_only_the_last_entry():
+    """One `--container-mounts` per loop entry: pyxis receives the last flag only."""
     script = script_of(
         """
         #!/bin/bash
@@ -78,8 +95,101 @@ def test_mounts_appended_in_a_loop_all_count():
         """
     )
     (container,) = containers(script).steps
-    assert sorted(m.destination.text for m in container.mounts) == ["/data", "/lustre/fsw"]
-    assert container.mounted(PathValue.literal("/data/c4")) is True
+    assert [m.destination.text for m in container.mounts] == ["/lustre/fsw"]
+    assert container.mounted(PathValue.literal("/data/c4")) is False
+    assert container.loop_flags.count == 2 and container.loop_flags.variable == "SRUN_CMD"
+    assert container.loop_flags.listed == "CONTAINER_MOUNTS"
+
+
+def test_a_list_accumulated_in_a_loop_holds_every_entry():
+    """`MOUNTS="$MOUNTS,$d:$d"` in a loop is one list that grows: every entry is mounted, not just
+    the start value and the last entry."""
+    text = """
+        #!/bin/bash
+        #SBATCH --nodes=2
+        MOUNTS="/lustre/fsw/alice:/lustre/fsw/alice"
+        for d in /lustre/datasets /lustre/checkpoints /lustre/tokenizers; do
+            MOUNTS="$MOUNTS,$d:$d"
+        done
+        srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts="$MOUNTS" \
+             python /lustre/fsw/alice/train.py --data /lustre/datasets/c4 --tokenizer /lustre/tokenizers/t.model
+        """
+    (container,) = containers(script_of(text)).steps
+    assert container.loop_flags is None
+    assert sorted(m.destination.text for m in container.mounts) == [
+        "/lustre/checkpoints", "/lustre/datasets", "/lustre/fsw/alice", "/lustre/tokenizers",
+    ]
+    assert container.mounted(PathValue.literal("/lustre/datasets/c4")) is True
+    assert not [d for d in lint_text(dedent(text).lstrip(), ["SBL301", "SBL310"])]
+
+
+def test_loop_built_mount_flags_over_a_known_list_are_an_error():
+    text = dedent(
+        """\
+        #!/bin/bash
+        #SBATCH --nodes=2
+        MOUNT_ARGS=""
+        for d in /lustre/datasets /lustre/checkpoints; do
+            MOUNT_ARGS="$MOUNT_ARGS --container-mounts=$d:$d"
+        done
+        srun --container-image=nvcr.io/nvidia/nemo:25.09 $MOUNT_ARGS python /lustre/checkpoints/train.py
+        """
+    )
+    (finding,) = [d for d in lint_text(text, ["SBL310"]) if d.code == "SBL310"]
+    assert finding.severity.value == "error" and finding.fix is None
+    assert "the loop on line 4" in finding.message and "2 entries" in finding.message
+    assert at(text, finding) == 'MOUNT_ARGS="$MOUNT_ARGS --container-mounts=$d:$d"'
+    # the datasets mount, appended first, is lost: its path is not mounted
+    assert [d.code for d in lint_text(text.replace("/lustre/checkpoints/train.py", "/lustre/datasets/train.py"), ["SBL301"])] == ["SBL301"]
+    assert not lint_text(text, ["SBL301"])
+
+
+def test_loop_built_mount_flags_over_an_unknown_list_are_a_warning():
+    text = dedent(
+        """\
+        #!/bin/bash
+        #SBATCH --nodes=2
+        SRUN_ARGS=(--container-image=nvcr.io/nvidia/nemo:25.09)
+        for m in $EXTRA_MOUNTS; do
+            SRUN_ARGS+=(--container-mounts="$m")
+        done
+        srun "${SRUN_ARGS[@]}" python train.py
+        """
+    )
+    (finding,) = [d for d in lint_text(text, ["SBL310"]) if d.code == "SBL310"]
+    assert finding.severity.value == "warning" and finding.fix is None
+    assert "each entry of `$EXTRA_MOUNTS`" in finding.message
+    assert "two or more entries" in finding.message
+    one_entry = text.replace("$EXTRA_MOUNTS", "/lustre/datasets:/lustre/datasets")
+    assert not lint_text(one_entry, ["SBL310"])
+
+
+def test_exported_pyxis_container_mounts_give_a_step_its_mounts():
+    """Recent pyxis reads PYXIS_CONTAINER_MOUNTS (and the other PYXIS_CONTAINER_* forms) from
+    srun's environment when the step gives no flag."""
+    text = dedent(
+        """\
+        #!/bin/bash
+        #SBATCH --nodes=2
+        #SBATCH --gpus-per-node=8
+        export PYXIS_CONTAINER_MOUNTS=/lustre/fsw/alice:/lustre/fsw/alice
+        srun --container-image=nvcr.io/nvidia/nemo:25.09 python /lustre/fsw/alice/train.py
+        """
+    )
+    (container,) = containers(script_of(text)).steps
+    assert container.has_mounts and container.from_environment == {"container-mounts": "PYXIS_CONTAINER_MOUNTS"}
+    assert container.mounted(PathValue.literal("/lustre/fsw/alice/train.py")) is True
+    assert not [d for d in lint_text(text, ["SBL301", "SBL305", "SBL306"])]
+    # not exported: srun never sees it
+    assert "SBL306" in codes(text.replace("export PYXIS", "PYXIS"))
+    # the flag wins over the environment
+    flagged = text.replace("nemo:25.09", "nemo:25.09 --container-mounts=/scratch/bob:/scratch/bob")
+    assert [d.code for d in lint_text(flagged, ["SBL301"])] == ["SBL301"]
+    # an exported image containerizes a step that names none
+    imaged = text.replace("export PYXIS_CONTAINER_MOUNTS", "export PYXIS_CONTAINER_IMAGE=nvcr.io/nvidia/nemo:25.09\nexport PYXIS_CONTAINER_MOUNTS")
+    imaged = imaged.replace("srun --container-image=nvcr.io/nvidia/nemo:25.09 ", "srun ")
+    (container,) = containers(script_of(imaged)).steps
+    assert container.containerized and container.from_environment["container-image"] == "PYXIS_CONTAINER_IMAGE"
 
 
 def test_an_unreadable_mount_value_may_cover_anything():

@@ -332,6 +332,9 @@ class StepContainer:
     pyxis_options: List[StepOption] = field(default_factory=list)
     uncertain: bool = False  # words the model cannot read stand among the step's options
     auto_mounts: List[str] = field(default_factory=list)  # mounted by the cluster's configuration
+    loop_flags: Optional["LoopFlags"] = None  # a loop appends one --container-mounts per entry
+    environment_mounts: Optional[StepOption] = None  # mounts from PYXIS_CONTAINER_MOUNTS
+    from_environment: Dict[str, str] = field(default_factory=dict)  # option -> PYXIS_* variable
 
     @property
     def containerized(self) -> bool:
@@ -339,7 +342,7 @@ class StepContainer:
 
     @property
     def has_mounts(self) -> bool:
-        return bool(self.mount_options)
+        return bool(self.mount_options) or self.environment_mounts is not None
 
     @property
     def workdir_path(self) -> Optional[PathValue]:
@@ -899,9 +902,17 @@ def _split(value: Value) -> List[Value]:
 
 def _step_container(script: "Script", step: Step) -> StepContainer:
     container = StepContainer(step, uncertain=step.options_incomplete)
-    seen_mounts = set()
-    for variant in [step] + _alternative_steps(script, step):
+    seen_mounts: Set[Tuple[str, str]] = set()
+    container.loop_flags = loop_built_flags(script, step, option_table.CONTAINER_MOUNTS)
+    # A loop that appends one flag per entry: the step's own reading holds the last iteration's
+    # flag, the only one pyxis receives; the alternatives hold earlier iterations' (lost) ones.
+    variants = [step] if container.loop_flags is not None else [step] + _alternative_steps(script, step)
+    for variant in variants:
         primary = variant is step
+        flags = [opt for opt in variant.options if opt.name == option_table.CONTAINER_MOUNTS]
+        if flags:
+            # pyxis receives only the last --container-mounts of a step (DOMAIN.md §9)
+            container.mounts.extend(_mounts(flags[-1], command_pieces(variant.command), seen_mounts))
         for opt in variant.options:
             spec = opt.spec
             if spec is None or not spec.pyxis:
@@ -920,10 +931,160 @@ def _step_container(script: "Script", step: Step) -> StepContainer:
             elif opt.name == option_table.CONTAINER_MOUNT_HOME and container.mount_home is None:
                 container.mount_home = True
             elif opt.name == option_table.CONTAINER_MOUNTS:
-                # each (source, destination) once: the first reading of it wins
-                container.mounts.extend(_mounts(opt, command_pieces(variant.command), seen_mounts))
                 container.mount_options.append(opt)
+    _environment_options(script, step, container, seen_mounts)
     return container
+
+
+# Pyxis reads its options from ``PYXIS_CONTAINER_*`` variables of srun's environment when the
+# flag is not given (recent pyxis; DOMAIN.md §9).
+PYXIS_ENVIRONMENT = {
+    option_table.CONTAINER_IMAGE: "PYXIS_CONTAINER_IMAGE",
+    option_table.CONTAINER_MOUNTS: "PYXIS_CONTAINER_MOUNTS",
+    option_table.CONTAINER_WORKDIR: "PYXIS_CONTAINER_WORKDIR",
+    option_table.CONTAINER_NAME: "PYXIS_CONTAINER_NAME",
+}
+
+
+def _environment_value(script: "Script", step: Step, name: str) -> Optional[Tuple[Value, Span]]:
+    """The value srun's environment gives ``name`` at the step: a prefix assignment on the srun
+    command, else the batch shell's exported value (None when not exported or unknown)."""
+    for env in step.command.env:
+        if env.name == name:
+            return env.value, env.span
+    values = script.values
+    at = step.command.node.start_byte
+    if not values.assignments_before(name, at) or not values.is_exported(name, at):
+        return None
+    found = values.lookup(name, at, step.command.node)
+    if not found:
+        return None
+    assignment = [a for a in values.assignments_before(name, at) if a.kind in ("assign", "append")]
+    if not assignment or assignment[-1].value_node is None:
+        return None
+    return found[-1], _node_span(script, assignment[-1].value_node)
+
+
+def _environment_options(script: "Script", step: Step, container: StepContainer, seen: Set[Tuple[str, str]]) -> None:
+    """Options pyxis takes from ``PYXIS_CONTAINER_*`` when the step does not give the flag."""
+    given = {opt.name for opt in step.options}
+    for option, variable in PYXIS_ENVIRONMENT.items():
+        if option in given or not script.values.defined(variable) and not any(e.name == variable for e in step.command.env):
+            continue
+        found = _environment_value(script, step, variable)
+        if found is None:
+            continue
+        value, span = found
+        spec = option_table.lookup_exact(option_table.SRUN, option)
+        opt = StepOption(option, spec, value.text if value.known else None, [Word(value, None, span)], variable, value.known)
+        container.from_environment[option] = variable
+        if option == option_table.CONTAINER_IMAGE and container.image is None:
+            container.image = opt
+        elif option == option_table.CONTAINER_NAME and container.name is None:
+            container.name = opt
+        elif option == option_table.CONTAINER_WORKDIR and container.workdir is None:
+            container.workdir = opt
+        elif option == option_table.CONTAINER_MOUNTS:
+            container.environment_mounts = opt
+            container.mounts.extend(_mounts_of(value, opt, (), seen, span))
+
+
+@dataclass
+class LoopFlags:
+    """An option a loop appends to a variable once per iteration (``for m in $MOUNTS; do
+    ARGS="$ARGS --container-mounts=$m"; done``), and the step reads that variable."""
+
+    variable: str  # the variable the flags are appended to
+    span: Span  # the appending assignment
+    loop: Span  # the loop's first line
+    count: Optional[int]  # iterations when the loop's list is known, else None
+    listed: Optional[str]  # the variable the loop's list comes from (``$CONTAINER_MOUNTS``), if one
+
+
+_LOOP_TYPES = ("for_statement", "while_statement", "c_style_for_statement")
+_EXPANDED = lazy(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def loop_built_flags(script: "Script", step: Step, option: str) -> Optional[LoopFlags]:
+    """Whether the step's options come from a variable that a loop appends ``--OPTION`` to on
+    every iteration (followed through variables that hold it, a few levels deep)."""
+    from ..shell import ancestors
+
+    data = script.data
+    flag = ("--" + option).encode()
+    if flag not in data:
+        return None
+    values = script.values
+    at = step.command.node.start_byte
+    argv = step.command.argv
+    first_task = len(argv) - len(step.task_argv)
+    names: List[str] = []
+    for word in argv[:first_task]:
+        if word.node is not None:
+            names.extend(_EXPANDED.findall(data[word.node.start_byte : word.node.end_byte].decode("utf-8", "replace")))
+    seen: Set[str] = set()
+    depth = 0
+    while names and depth < 6:
+        depth += 1
+        following: List[str] = []
+        for name in names:
+            if name in seen:
+                continue
+            seen.add(name)
+            for assignment in values.assignments_before(name, at):
+                if assignment.kind not in ("assign", "append", "array"):
+                    continue
+                text = data[assignment.node.start_byte : assignment.node.end_byte]
+                following.extend(_EXPANDED.findall(text.decode("utf-8", "replace")))
+                if flag not in text:
+                    continue
+                appends = assignment.kind == "append" or text.startswith((name + "+=").encode()) or re.search(
+                    r"\$\{?" + re.escape(name) + r"(\}|\b|\[)", text.decode("utf-8", "replace")
+                )
+                if not appends:
+                    continue
+                loop = next((a for a in ancestors(assignment.node) if a.type in _LOOP_TYPES), None)
+                if loop is None or loop.start_byte <= at < loop.end_byte:
+                    continue
+                count, listed = _loop_count(script, loop)
+                line_end = data.find(b"\n", loop.start_byte)
+                end = loop.end_byte if line_end < 0 else min(line_end, loop.end_byte)
+                return LoopFlags(name, assignment.span, Span(loop.start_byte, end), count, listed)
+        names = following
+    return None
+
+
+def _loop_count(script: "Script", loop) -> Tuple[Optional[int], Optional[str]]:
+    """How many times a ``for`` loop runs when its list is known, and the variable it reads."""
+    if loop.type != "for_statement":
+        return None, None
+    words = loop.children_by_field_name("value")
+    listed = None
+    if len(words) == 1 and words[0].type in ("simple_expansion", "expansion", "string"):
+        found = _EXPANDED.findall(script.data[words[0].start_byte : words[0].end_byte].decode("utf-8", "replace"))
+        listed = found[0] if len(found) == 1 else None
+    variable = loop.child_by_field_name("variable")
+    if variable is None:
+        return None, listed
+    name = script.data[variable.start_byte : variable.end_byte].decode("utf-8", "replace")
+    body = loop.child_by_field_name("body")
+    if body is None or not words:
+        return (0 if not words else None), listed
+    written = script.values.words_of(words)
+    if all(child.type in ("word", "number", "raw_string", "concatenation") for child in written) and not any(
+        b"$@" in script.data[c.start_byte : c.end_byte] or b"[@]" in script.data[c.start_byte : c.end_byte] for c in written
+    ):
+        return len(written), listed  # entries written out, one word each
+    found = script.values.lookup(name, body.start_byte, body)
+    iterations = set()
+    for value in found:
+        if not value.known:
+            return None, listed
+        for piece in value.pieces:
+            for key, index in piece.loop:
+                if key == loop.start_byte:
+                    iterations.add(index)
+    return (len(iterations) if iterations else None), listed
 
 
 def _mounts(opt: StepOption, context: Sequence[Piece], seen: Set[Tuple[str, str]]) -> List[Mount]:
@@ -932,7 +1093,12 @@ def _mounts(opt: StepOption, context: Sequence[Piece], seen: Set[Tuple[str, str]
     ``$MOUNTS`` mostly lists mounts already read, and locating each again is the costly part."""
     if opt.value is None:
         return []
-    value = option_value(opt)
+    return _mounts_of(option_value(opt), opt, context, seen, None)
+
+
+def _mounts_of(value: Value, opt: StepOption, context: Sequence[Piece], seen: Set[Tuple[str, str]], at: Optional[Span]) -> List[Mount]:
+    """The ``SRC[:DST[:FLAGS]]`` entries of one mount list (``at``: where to point when an entry
+    cannot be located)."""
     out = []
     for entry in split_value(value, ","):
         if not entry.pieces or (entry.known and not entry.text.strip()):
@@ -947,7 +1113,7 @@ def _mounts(opt: StepOption, context: Sequence[Piece], seen: Set[Tuple[str, str]
         flags = ":".join(p.text for p in parts[2:])
         # an entry that is one unknown value (``$MOUNTS``) may hold several entries: its unknown
         # destination covers anything (see Mount.covers)
-        span = site_span(entry.pieces, context) or opt.span
+        span = site_span(entry.pieces, context or entry.pieces) or at or opt.span
         out.append(Mount(PathValue.of(source), PathValue.of(destination), flags, opt, entry, span))
     return out
 

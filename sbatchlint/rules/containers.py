@@ -1047,7 +1047,7 @@ class MountsWithoutImage(Rule):
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
         for container in analysis.steps:
-            if container.containerized or not container.has_mounts or container.uncertain:
+            if container.containerized or not container.mount_options or container.uncertain:
                 continue
             step = container.step
             opt = container.mount_options[0]
@@ -1970,7 +1970,11 @@ class RepeatedContainerMounts(Rule):
     what = """
         Finds steps that give pyxis's `--container-mounts` two or more times
         (`--container-mounts=/a:/a --container-mounts=/b:/b`), written out or through a variable
-        that holds several flags.
+        that holds several flags, and loops that append one flag per entry of a list
+        (`for m in $MOUNTS; do ARGS="$ARGS --container-mounts=$m"; done`): an error when the loop's
+        list is written out with two or more entries, a warning when it comes from a variable or
+        the submission (the mounts are lost as soon as it holds two). A list that grows by commas
+        in a loop (`MOUNTS="$MOUNTS,$m"`) is one flag and is fine.
     """
     why = """
         srun hands a SPANK option to the remote side once: slurmstepd, where pyxis sets up the
@@ -1981,7 +1985,8 @@ class RepeatedContainerMounts(Rule):
     fix_safety = """
         Safe when every flag is written on srun's command line: the values are joined, as
         written, into the last flag, and the others are removed. None when a flag comes from a
-        variable or a loop: the place to merge them is where the list is built.
+        variable or a loop: the place to merge them is where the list is built (join the
+        entries with commas in the loop, and give the flag once after it).
     """
     examples = Examples(lambda: (
         Bad(
@@ -2018,6 +2023,35 @@ class RepeatedContainerMounts(Rule):
             ),
             title="flags from a variable: reported, merged by hand",
         ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                SRUN_CMD="srun --container-image=nvcr.io/nvidia/nemo:25.09"
+                for m in /lustre/data:/data /lustre/ckpt:/ckpt; do
+                    SRUN_CMD="$SRUN_CMD --container-mounts=$m"
+                done
+                $SRUN_CMD python /ckpt/train.py --data /data/c4
+                """
+            ),
+            title="one flag per entry of a loop: reported, merged by hand",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                MOUNTS=/lustre/fsw/alice:/lustre/fsw/alice
+                for m in /lustre/data:/data /lustre/ckpt:/ckpt; do
+                    MOUNTS="$MOUNTS,$m"
+                done
+                srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts="$MOUNTS" \\
+                     python /ckpt/train.py --data /data/c4
+                """
+            ),
+            title="one list, grown in a loop",
+        ),
         Good(
             clean(
                 """
@@ -2032,7 +2066,16 @@ class RepeatedContainerMounts(Rule):
     ))
 
     def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        loops = set()
         for step in script.steps:
+            loop = analysis.for_step(step).loop_flags
+            if loop is not None:
+                # one literal entry is one flag; steps that share the loop's variable: reported once
+                if (loop.count is None or loop.count >= 2) and loop.span not in loops:
+                    loops.add(loop.span)
+                    yield self._loop_built(script, step, loop)
+                continue
             flags = [opt for opt in step.options if opt.name == option_table.CONTAINER_MOUNTS]
             if len(flags) < 2:
                 continue
@@ -2048,3 +2091,27 @@ class RepeatedContainerMounts(Rule):
                 label="repeated --container-mounts",
                 help="give one comma-separated list: `--container-mounts=SRC:DST,SRC2:DST2`",
             )
+
+    def _loop_built(self, script, step: Step, loop) -> Diagnostic:
+        line = script.source.line_of(loop.loop.start)
+        listed = f" of `${loop.listed}`" if loop.listed else ""
+        if loop.count is not None and loop.count >= 2:
+            return self.report(
+                script,
+                loop.span,
+                f"the loop on line {line} appends one `--container-mounts` to `${loop.variable}` for each of its "
+                f"{loop.count} entries: the remote side, where pyxis builds the container, receives only the "
+                "last flag, so every mount but the last entry's is lost",
+                label="one --container-mounts per entry",
+                help="append the entries to one comma-separated list and give `--container-mounts` once, after the loop",
+            )
+        return self.report(
+            script,
+            loop.span,
+            f"the loop on line {line} appends one `--container-mounts` to `${loop.variable}` for each entry{listed}: "
+            "when the list holds two or more entries, pyxis receives only the last flag and every other mount "
+            "is lost",
+            label="one --container-mounts per entry",
+            help="append the entries to one comma-separated list and give `--container-mounts` once, after the loop",
+            severity=Severity.WARNING,
+        )
