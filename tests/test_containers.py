@@ -441,7 +441,27 @@ def test_stale_experiment_dir_cases():
 def test_stale_experiment_dir_fix_without_a_container_uses_the_batch_directory():
     text = HEADER + "cd /lustre/fsw/alice/Megatron-Bridge\nsrun python scripts/training/run_recipe.py --recipe x_pretrain_config\n"
     fixed = fix_text(text, ["SBL309"], unsafe=True)
-    assert "\nrm -rf nemo_experiments\nsrun python" in fixed
+    assert '\nif [ "${SLURM_RESTART_COUNT:-0}" -eq 0 ]; then rm -rf nemo_experiments; fi\nsrun python' in fixed
+    # the guarded removal counts as the removal: the fixed text is clean, and fixing again adds nothing
+    assert "SBL309" not in codes(fixed)
+    assert fix_text(fixed, ["SBL309"], unsafe=True) == fixed
+
+
+def test_stale_experiment_dir_fix_keeps_a_requeued_jobs_checkpoints(tmp_path):
+    """A requeued job runs the script again with SLURM_RESTART_COUNT >= 1: the fix's removal runs
+    on the first start only (bash runs the fixed line both ways)."""
+    import subprocess
+
+    text = HEADER + "cd /lustre/fsw/alice/Megatron-Bridge\nsrun python scripts/training/run_recipe.py --recipe x_pretrain_config\n"
+    fixed = fix_text(text, ["SBL309"], unsafe=True)
+    (line,) = [l for l in fixed.splitlines() if "nemo_experiments" in l]
+    for restarts, kept in (("", False), ("0", False), ("1", True), ("3", True)):
+        (tmp_path / "nemo_experiments").mkdir(exist_ok=True)
+        env = {"PATH": "/usr/bin:/bin"}
+        if restarts:
+            env["SLURM_RESTART_COUNT"] = restarts
+        subprocess.run(["bash", "-euc", line], cwd=tmp_path, env=env, check=True)
+        assert (tmp_path / "nemo_experiments").exists() is kept
 
 
 def test_fine_tuning_detection():
@@ -640,3 +660,35 @@ def test_a_step_attached_to_a_running_named_container_keeps_its_mounts():
     assert "SBL306" not in codes(text)
     stopped = text.replace("python /scratch/team/jobs/run1/start_head.py &", "python /scratch/team/jobs/run1/start_head.py")
     assert "SBL306" in codes(stopped)
+
+
+def test_cache_from_the_submission_environment_is_not_reported():
+    """SBL304: a script that requires HF_HOME from the submitter (`${HF_HOME:?…}`) or passes it on
+    (`[ -n "${HF_HOME:-}" ] && export HF_HOME`) does not leave it to the default."""
+    base = HEADER.replace("export HF_HOME=/lustre/fsw/alice/cache/huggingface\n", "")
+    launch = STEP + "python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B\n"
+    assert codes(base + launch) == ["SBL304"]
+    assert codes(base + ': "${HF_HOME:?set HF_HOME to a shared cache}"\n' + launch) == []
+    assert codes(base + '[ -n "${HF_HOME:-}" ] && export HF_HOME\n' + launch) == []
+    # srun --export naming other variables only: the submitter's value does not reach the task
+    only = launch.replace("srun ", "srun --export=PATH,UV_CACHE_DIR ")
+    assert codes(base + ': "${HF_HOME:?set it}"\n' + only) == ["SBL304"]
+
+
+def test_default_home_cache_depends_on_the_sites_home_mounting():
+    """SBL304: `~/.cache/huggingface` is inside the container unless the home directory is mounted:
+    asserted with --no-container-mount-home, none with --container-mount-home, and said to depend
+    on the site's enroot configuration when the step leaves it to the site."""
+    base = HEADER.replace("export HF_HOME=/lustre/fsw/alice/cache/huggingface\n", "")
+    launch = STEP + "python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B\n"
+    (site,) = found(base + launch)
+    assert "depends on the site" in site.message and "`--container-mount-home`" in site.message
+    (off,) = found(base + launch.replace("srun ", "srun --no-container-mount-home "))
+    assert "depends on the site" not in off.message
+    assert "the default `~/.cache/huggingface` inside the container" in off.message
+    assert codes(base + launch.replace("srun ", "srun --container-mount-home ")) == []
+    # an explicit ~/.cache path gets the same treatment
+    explicit = base + "export HF_HOME=~/.cache/huggingface\n" + launch
+    (home,) = found(explicit)
+    assert home.code == "SBL304" and "depends on the site" in home.message
+    assert codes(explicit.replace("srun ", "srun --container-mount-home ")) == []

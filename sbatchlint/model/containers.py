@@ -603,6 +603,24 @@ class Containers:
         return reason
 
     # -- environment of a task ------------------------------------------------------------------
+    def from_submission(self, name: str) -> bool:
+        """Whether the script takes ``name`` from the submission environment rather than leaving
+        it unset: it requires it (``${NAME:?…}``, ``${NAME?…}``) or exports it without assigning
+        it (``[ -n "${NAME:-}" ] && export NAME``). sbatch passes the submitter's environment on
+        by default, so the tasks then see the submitter's value."""
+        found = self.__dict__.setdefault("_from_submission", {})
+        if name not in found:
+            values = self.script.values
+            assigned = any(a.kind in ("assign", "append", "array", "read", "for") for a in values.assignments.get(name, []))
+            required = False
+            for node in self.script.nodes_of_type("expansion"):
+                text = self.script.data[node.start_byte : node.end_byte]
+                if text.startswith(("${%s:?" % name).encode()) or text.startswith(("${%s?" % name).encode()):
+                    required = True
+                    break
+            found[name] = required or (not assigned and bool(values.exports.get(name)))
+        return found[name]
+
     def task_env(self, step: Step, name: str) -> EnvSetting:
         key = (id(step), name)
         found = self._env_cache.get(key)

@@ -600,14 +600,34 @@ def _default_mounted(analysis: Containers, container: StepContainer, name: str) 
     return False
 
 
+def _passes_environment(step: Step) -> bool:
+    """Whether srun passes the batch shell's whole environment to the tasks (no ``--export``
+    naming only some variables)."""
+    export = step.option(option_table.EXPORT)
+    if export is None:
+        return True
+    return export.value is not None and any(part.split("=", 1)[0] == "ALL" for part in export.value.split(","))
+
+
 def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvSetting) -> Optional[str]:
     name = setting.name
     if setting.where in ("unset", "batch-unexported") and _default_mounted(analysis, container, name):
         return None
-    if setting.where == "unset":
-        return f"`{name}` is not set by the script, so the tasks use the default `{CACHE_DEFAULTS.get(name, '~/.cache')}` inside the container"
-    if setting.where == "batch-unexported":
-        return f"`{name}` is set but not exported, so the tasks never see it and use the default `{CACHE_DEFAULTS.get(name, '~/.cache')}` inside the container"
+    if setting.where == "unset" and analysis.from_submission(name) and _passes_environment(container.step):
+        return None  # required from, or exported as, the submitter's value: the script has no say
+    default = CACHE_DEFAULTS.get(name, "~/.cache")
+    if setting.where in ("unset", "batch-unexported"):
+        if setting.where == "unset":
+            lead = f"`{name}` is not set by the script, so the tasks use the default `{default}`"
+        else:
+            lead = f"`{name}` is set but not exported, so the tasks never see it and use the default `{default}`"
+        if default.startswith("~"):
+            site = _home_left_to_site(analysis, container)
+            if site is None:
+                return None
+            if site:
+                return lead + site
+        return lead + " inside the container"
     path = setting.path
     if path is None or not (path.absolute or path.home):
         return None
@@ -618,7 +638,27 @@ def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvS
     where = ""
     if setting.assignment is not None and setting.assignment.sourced is not None:
         where = f" (set by the sourced file `{setting.assignment.sourced.operand}`)"
+    if is_home_cache(path):
+        site = _home_left_to_site(analysis, container)
+        if site is None:
+            return None
+        if site:
+            return f"`{name}` is `{path.text}`{where}" + site
     return f"`{name}` is `{path.text}`{where}, a directory local to each node's container"
+
+
+def _home_left_to_site(analysis: Containers, container: StepContainer) -> Optional[str]:
+    """For a cache under the home directory: None when the step mounts the home directory
+    (``--container-mount-home``: the cache is the user's own, on the host), the wording when the
+    step leaves home mounting to the site's enroot configuration, "" when it turns it off."""
+    if container.mount_home:
+        return None
+    if container.mount_home is None and not analysis.roots_configured:
+        return (
+            "; whether that is shared depends on the site: unless its enroot configuration mounts the "
+            "home directory (the step gives no `--container-mount-home`), it is inside each node's container"
+        )
+    return ""
 
 
 HF_HINT = lazy(r"(?i)hugging|(^|[^a-z])hf([_\-.]|$)|hf_model|--hf|transformers|from_pretrained|hub")
@@ -857,7 +897,12 @@ class CacheNotShared(Rule):
         `UV_CACHE_DIR` (when the task syncs or installs with uv on every node; a one-task warm-up
         followed by `uv run --no-sync` does not) that each task sees: not set by the script, set
         but not exported, or a directory local to each node's container (`/root/.cache/…`,
-        `~/.cache/…`, an unmounted image path).
+        `~/.cache/…`, an unmounted image path). A value the script takes from the submission
+        environment (`${HF_HOME:?…}`, `export HF_HOME` without assigning it) is the submitter's
+        and is not reported. The home directory is mounted into the container only with
+        `--container-mount-home` or by the site's enroot configuration: with the first, a default
+        under `~/.cache` is the user's own and is not reported; with neither, the finding says
+        that it depends on the site; with `--no-container-mount-home`, it is per node.
     """
     why = """
         Each node then downloads the same models and builds the same wheels into its own
@@ -1776,7 +1821,10 @@ class StaleExperimentDir(Rule):
     fix_safety = """
         Unsafe: the fix inserts `rm -rf <working directory>/nemo_experiments` right before the
         step, which deletes the previous run's checkpoints. Resume on purpose with an explicit
-        `checkpoint.load=…` instead when they matter.
+        `checkpoint.load=…` instead when they matter. The removal is guarded by
+        `SLURM_RESTART_COUNT`: a job that Slurm requeues (node failure, `--requeue`) runs the
+        script again with it set to 1 or more, and must resume from its own checkpoints rather
+        than wipe them.
     """
     examples = Examples(lambda: (
         Bad(
@@ -1800,7 +1848,7 @@ class StaleExperimentDir(Rule):
                 #SBATCH --ntasks-per-node=8
                 #SBATCH --gpus-per-node=8
                 export HF_HOME=/lustre/fsw/alice/cache/huggingface
-                rm -rf /lustre/fsw/alice/Megatron-Bridge/nemo_experiments
+                if [ "${SLURM_RESTART_COUNT:-0}" -eq 0 ]; then rm -rf /lustre/fsw/alice/Megatron-Bridge/nemo_experiments; fi
                 srun --container-image=nvcr.io/nvidia/nemo:25.09 \\
                      --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
                      --container-workdir=/lustre/fsw/alice/Megatron-Bridge \\
@@ -1916,8 +1964,12 @@ class StaleExperimentDir(Rule):
             target = text.rstrip("/") + "/nemo_experiments"
         offset, indent = place
         newline = script.source.preferred_newline()
+        # a requeued job (node failure, --requeue) runs the script again with SLURM_RESTART_COUNT
+        # >= 1: it must resume from its own checkpoints, not wipe them (DOMAIN.md §9)
+        guard = 'if [ "${SLURM_RESTART_COUNT:-0}" -eq 0 ]; then'
         return Fix.unsafe(
-            f"remove `{target}` before the launch", Edit.insert(offset, f"{indent}rm -rf {target}{newline}")
+            f"remove `{target}` before the launch, unless the job was requeued",
+            Edit.insert(offset, f"{indent}{guard} rm -rf {target}; fi{newline}"),
         )
 
 
