@@ -59,6 +59,7 @@ RULES: Tuple[Tuple[str, str, str, str], ...] = (
     ("SBL308", "mlm-missing-pythonpath", "containers", "shell"),
     ("SBL309", "stale-experiment-dir", "containers", "shell"),
     ("SBL310", "repeated-container-mounts", "containers", "shell"),
+    ("SBL311", "script-directory-from-spool", "containers", "shell"),
     ("SBL401", "hardcoded-secret", "secrets", "shell"),
     ("SBL402", "secret-expanded-into-command", "secrets", "shell"),
     ("SBL403", "xtrace-with-secrets", "secrets", "shell"),

@@ -692,3 +692,49 @@ def test_default_home_cache_depends_on_the_sites_home_mounting():
     (home,) = found(explicit)
     assert home.code == "SBL304" and "depends on the site" in home.message
     assert codes(explicit.replace("srun ", "srun --container-mount-home ")) == []
+
+
+SELF = "#!/bin/bash\n#SBATCH --nodes=1\n"
+
+
+def self_dir(text: str):
+    return [d for d in lint_text(SELF + text, ["SBL311"]) if d.code == "SBL311"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'source "$(dirname "$0")/env.sh"\n',
+        '. "$(dirname "${BASH_SOURCE[0]}")/env.sh"\n',
+        'cd "${0%/*}"\nsrun python train.py\n',
+        'HERE=$(dirname "$(readlink -f "$0")")\nif [ -f "$HERE/env.sh" ]; then echo ok; fi\n',
+        'DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\nCFG="$DIR/configs/llama.yaml"\nsrun python train.py --config "$CFG"\n',
+        'ROOT=$(dirname $0)\nsrun bash -c "cd $ROOT && python train.py"\n',
+    ],
+)
+def test_script_directory_read_from_the_spooled_copy(body):
+    (finding,) = self_dir(body)
+    assert finding.severity.value == "error" and "spool directory" in finding.message
+    fixed = fix_text(SELF + body, ["SBL311"], unsafe=True)
+    assert "${SLURM_SUBMIT_DIR:-" in fixed
+    assert not self_dir(fixed[len(SELF):])  # the fixed text lints clean
+    assert fix_text(fixed, ["SBL311"], unsafe=True) == fixed  # and the fix is applied once
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'echo "job script: $0"\n',  # printing it
+        'cp "$0" /lustre/fsw/alice/logs/job.sh\n',  # the script file: the spooled copy is the right text
+        'NAME=$(basename "$0")\nmkdir -p "/lustre/fsw/alice/$NAME"\n',  # its name
+        'D=${SLURM_SUBMIT_DIR:-$(dirname "$0")}\nsource "$D/env.sh"\n',
+        'if [ -n "${SLURM_JOB_ID:-}" ]; then D=$SLURM_SUBMIT_DIR; else D=$(dirname "$0"); fi\nsource "$D/env.sh"\n',
+        '[ -z "$SLURM_JOB_ID" ] && source "$(dirname "$0")/env.sh"\n',
+        'D=$(dirname "$0")\n[ -n "$SLURM_SUBMIT_DIR" ] && D=$SLURM_SUBMIT_DIR\nsource "$D/env.sh"\n',
+        "srun bash -c 'source \"$(dirname \"$0\")/env.sh\"'\n",  # the task's own $0
+        'cat > run.sh <<EOF\nsource "$(dirname "$0")/env.sh"\nEOF\n',  # text written for another script
+        'DIR=$(dirname "$0")\necho "$DIR"\n',  # assigned, only printed
+    ],
+)
+def test_script_directory_left_alone(body):
+    assert not self_dir(body)

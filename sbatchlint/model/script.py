@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .heredocs import HereDoc
     from .kind import TemplateEvidence
     from .launch import Launch
+    from .selfpath import SelfDirectoryUse
     from .workload import Run
 
 
@@ -214,6 +215,14 @@ class Script:
         from ..secrets import build_secret_variables
 
         return build_secret_variables(self)
+
+    @analysis
+    def self_directory_uses(self) -> List["SelfDirectoryUse"]:
+        """The script's directory read from ``$0``/``${BASH_SOURCE[0]}`` and used to find files
+        (``model/selfpath.py``): in a batch job that is slurmd's spool directory."""
+        from .selfpath import build_self_directory
+
+        return build_self_directory(self)
 
     @analysis
     def made_directories(self) -> List[Any]:

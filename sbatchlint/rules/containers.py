@@ -2167,3 +2167,125 @@ class RepeatedContainerMounts(Rule):
             help="append the entries to one comma-separated list and give `--container-mounts` once, after the loop",
             severity=Severity.WARNING,
         )
+
+
+# == SBL311 ======================================================================================
+@register
+class ScriptDirectoryFromSpool(Rule):
+    code = "SBL311"
+    name = "script-directory-from-spool"
+    severity = Severity.ERROR
+    summary = "The batch shell finds files through the directory of `$0` or `${BASH_SOURCE[0]}`: in a job that is slurmd's spool directory."
+    what = """
+        Finds the script's own directory read by the batch shell from `$0` or
+        `${BASH_SOURCE[0]}` (`$(dirname "$0")`, `${0%/*}`, `$(cd "$(dirname
+        "${BASH_SOURCE[0]}")" && pwd)`) and used, directly or through the variables it is
+        assigned to, to find files: `source`/`.`, `cd`, a test, a step's command or entry point, a
+        program's argument. Printing it is no use, and neither is the script file itself
+        (`cp "$0" "$LOG_DIR"` copies the right text). Guarded forms get no finding:
+        `${SLURM_SUBMIT_DIR:-$(dirname "$0")}`, a reading inside an `if` or `&&`/`||` that tests
+        `SLURM_JOB_ID` or `SLURM_SUBMIT_DIR`, a variable also set from `$SLURM_SUBMIT_DIR`. In a
+        sourced file, a `bash -c` string a task runs, or a script that srun runs, `$0` is a real
+        path: only the batch script's own reading is checked.
+    """
+    why = """
+        sbatch stores a copy of the script and slurmd runs that copy: in a batch job `$0` and
+        `${BASH_SOURCE[0]}` are `…/slurmd/job00155/slurm_script`, not the submitted file. Their
+        directory holds nothing of yours, so `source "$(dirname "$0")/env.sh"` fails with "No such
+        file or directory", and `python "$SCRIPT_DIR/train.py"` with "can't open file". The
+        script works when run with `bash job.sh` and breaks only under sbatch.
+    """
+    fix_safety = """
+        Unsafe: the fix puts the reading behind `${SLURM_SUBMIT_DIR:-…}`. `$SLURM_SUBMIT_DIR` is
+        the directory sbatch was run from, which is the script's directory only when the job is
+        submitted from there (`cd scripts && sbatch job.sh`, not `sbatch scripts/job.sh`);
+        outside Slurm the script reads `$0` as before. Write the real path instead when the
+        job is submitted from elsewhere.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+                source "$SCRIPT_DIR/env.sh"
+                srun python "$SCRIPT_DIR/train.py" --config "$SCRIPT_DIR/llama.yaml"
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                SCRIPT_DIR="${SLURM_SUBMIT_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}"
+                source "$SCRIPT_DIR/env.sh"
+                srun python "$SCRIPT_DIR/train.py" --config "$SCRIPT_DIR/llama.yaml"
+                """
+            ),
+            unsafe=True,
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                source "$(dirname "$0")/cluster_env.sh"
+                srun python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                source "${SLURM_SUBMIT_DIR:-$(dirname "$0")}/cluster_env.sh"
+                srun python train.py
+                """
+            ),
+            unsafe=True,
+            title="sourcing a settings file next to the script",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1
+                if [ -n "${SLURM_JOB_ID:-}" ]; then
+                    SCRIPT_DIR="$SLURM_SUBMIT_DIR"
+                else
+                    SCRIPT_DIR="$(dirname "$0")"
+                fi
+                source "$SCRIPT_DIR/env.sh"
+                echo "job script: $0"
+                srun python train.py
+                """
+            ),
+            title="guarded for a batch job",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        for use in script.self_directory_uses:
+            reading = script.text(use.reading)
+            line = script.source.line_of(use.use.start)
+            through = ""
+            if use.through:
+                through = " (through " + ", ".join(f"`${name}`" for name in use.through) + ")"
+            fix = None
+            if use.fixable:
+                fix = Fix.unsafe(
+                    "read the directory from `$SLURM_SUBMIT_DIR` in a job (right when the job is submitted from the "
+                    "script's directory)",
+                    Edit(use.reading, "${SLURM_SUBMIT_DIR:-" + reading + "}"),
+                )
+            yield self.report(
+                script,
+                use.reading,
+                f"in a batch job `{use.origin}` is slurmd's spooled copy of the script (`…/slurm_script`), so "
+                f"`{reading}` is the spool directory, not the script's: `{use.program}` on line {line}{through} "
+                "looks for files there",
+                fix,
+                label="slurmd's spool directory in a job",
+                help="use the script's real directory, or `$SLURM_SUBMIT_DIR` when the job is submitted from it",
+            )
