@@ -17,6 +17,7 @@ errors that name the file and the key.
     severity = { SBL107 = "error" }
     shared-roots = ["/lustre/fsw"]
     container-auto-mounts = ["/lustre"]
+    image-workdirs = { "registry.example.com/team/*" = "/app" }  # the WORKDIR of the site's images
     bridge-entry-points = ["recipes/*.py"]
     gpus-per-node = 8
     partitions = { batch = "batch", interactive = "interactive" }
@@ -51,6 +52,7 @@ _FILE_KEYS = {"force-exclude": "force_exclude", "respect-gitignore": "respect_gi
 _SETTINGS = {
     "shared-roots": ("shared_roots", list),
     "container-auto-mounts": ("container_auto_mounts", list),
+    "image-workdirs": ("image_workdirs", dict),
     "bridge-entry-points": ("bridge_entry_points", list),
     "gpus-per-node": ("gpus_per_node", int),
     "partitions": ("partitions", dict),

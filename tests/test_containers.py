@@ -738,3 +738,60 @@ def test_script_directory_read_from_the_spooled_copy(body):
 )
 def test_script_directory_left_alone(body):
     assert not self_dir(body)
+
+
+WORKDIR_HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\ncd /lustre/fsw/alice/recipes\n"
+NGC_STEP = "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice "
+
+
+def workdir_findings(text: str, settings=None):
+    return [d for d in lint_text(text, ["SBL312"], settings=settings) if d.code == "SBL312"]
+
+
+def test_relative_entry_point_starts_in_the_ngc_images_workdir():
+    """SBL312: pyxis starts a step without --container-workdir in the image's WORKDIR (NGC:
+    /workspace), not where the batch shell cd'ed."""
+    text = WORKDIR_HEAD + NGC_STEP + "python train.py --lr 3e-4\n"
+    (finding,) = workdir_findings(text)
+    assert finding.severity.value == "warning"
+    assert "`/workspace/train.py`" in finding.message and "`/lustre/fsw/alice/recipes`" in finding.message
+    assert at(text, finding) == "train.py"
+    assert fix_text(text, ["SBL312"]) == text  # unsafe
+    fixed = fix_text(text, ["SBL312"], unsafe=True)
+    assert 'srun --container-workdir="$PWD" --container-image=' in fixed
+    assert not workdir_findings(fixed) and fix_text(fixed, ["SBL312"], unsafe=True) == fixed
+    # pyxis's registry separator names the same image
+    assert workdir_findings(text.replace("nvcr.io/nvidia/pytorch", "nvcr.io#nvidia/pytorch"))
+    # no cd in the batch shell: still the image's WORKDIR, but no directory to offer
+    (nocd,) = workdir_findings(text.replace("cd /lustre/fsw/alice/recipes\n", ""))
+    assert nocd.fix is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("python train.py", "python /lustre/fsw/alice/recipes/train.py"),  # absolute
+        ("--container-mounts=", "--container-workdir=/lustre/fsw/alice/recipes --container-mounts="),
+        ("python train.py --lr 3e-4", "bash -c 'cd /lustre/fsw/alice/recipes && python train.py --lr 3e-4'"),
+        ("/lustre/fsw/alice:/lustre/fsw/alice ", "/lustre/fsw/alice/recipes:/workspace "),  # files at the WORKDIR
+        ("nvcr.io/nvidia/pytorch:25.01-py3", "registry.example.com/team/trainer:3"),  # the site's own image
+        ("cd /lustre/fsw/alice/recipes\n", "export PYXIS_CONTAINER_WORKDIR=/lustre/fsw/alice/recipes\n"),
+    ],
+)
+def test_relative_entry_point_left_alone(change):
+    text = WORKDIR_HEAD + NGC_STEP + "python train.py --lr 3e-4\n"
+    assert not workdir_findings(text.replace(*change))
+
+
+def test_relative_entry_point_in_an_unknown_image_is_an_info():
+    text = WORKDIR_HEAD + NGC_STEP.replace("nvcr.io/nvidia/pytorch:25.01-py3", "/lustre/fsw/alice/images/pytorch-25.01.sqsh") + "python train.py\n"
+    (finding,) = workdir_findings(text)
+    assert finding.severity.value == "info" and "if the image `/lustre/fsw/alice/images/pytorch-25.01.sqsh` sets a WORKDIR" in finding.message
+    # the cd'ed directory is not mounted at its own path: nothing says the entry point is the host's
+    assert not workdir_findings(text.replace("cd /lustre/fsw/alice/recipes", "cd /tmp"))
+    # no cd: the entry point may be the image's own
+    assert not workdir_findings(text.replace("cd /lustre/fsw/alice/recipes\n", ""))
+    # the site lists its image's WORKDIR: a warning
+    settings = {"image_workdirs": {"/lustre/fsw/alice/images/*.sqsh": "/opt/app"}}
+    (listed,) = workdir_findings(text, settings)
+    assert listed.severity.value == "warning" and "`/opt/app/train.py`" in listed.message

@@ -115,6 +115,49 @@ STOCK_IMAGE = lazy(
 )
 
 
+# Images known to set a WORKDIR, where pyxis starts a step that gives no --container-workdir
+# (DOMAIN.md §9): the NGC framework images. A site adds its own with the ``image-workdirs``
+# setting (image pattern -> directory).
+IMAGE_WORKDIRS = (
+    (lazy(r"^(nvcr\.io[/#])?nvidia/(pytorch|nemo|tensorflow|jax|pax|nemo-automodel)([:@]|$)", re.IGNORECASE), "/workspace"),
+)
+
+
+def image_name(text: str) -> str:
+    """An image reference without pyxis's ``#`` registry separator (``nvcr.io#nvidia/x`` → ``nvcr.io/nvidia/x``)."""
+    return text.replace("#", "/", 1) if "#" in text else text
+
+
+def image_workdir(container: "StepContainer", settings: Optional[Dict[str, object]]) -> Optional[str]:
+    """The WORKDIR of the step's image when known (a site setting first, then the table), else None."""
+    image = container.image
+    if image is None or image.value is None or not image.value_known:
+        return None
+    name = image_name(image.value)
+    import fnmatch
+
+    for pattern, workdir in ((settings or {}).get("image_workdirs") or {}).items():
+        if fnmatch.fnmatchcase(name, image_name(str(pattern))) and str(workdir).startswith("/"):
+            return str(workdir)
+    for pattern, workdir in IMAGE_WORKDIRS:
+        if pattern.search(name):
+            return workdir
+    return None
+
+
+def batch_directory(script: "Script", step: Step) -> Optional[Value]:
+    """The directory the batch shell is in when it runs the step: the last ``cd`` it runs before
+    it (None: the job's directory, ``--chdir`` or the submission directory)."""
+    at = step.command.node.start_byte
+    found: Optional[Value] = None
+    for command in script.commands:
+        if command.in_string or command.node.start_byte >= at:
+            continue
+        if command.program in ("cd", "pushd") and len(command.argv) > 1 and not command.argv[1].text.startswith("-"):
+            found = command.argv[1].value
+    return found
+
+
 # -- paths ---------------------------------------------------------------------------------------
 _NORMALIZED: Dict[str, str] = {}
 

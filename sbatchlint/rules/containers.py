@@ -17,9 +17,12 @@ from ..model.containers import (
     EnvSetting,
     PathUse,
     PathValue,
+    STOCK_IMAGE,
     StepContainer,
+    batch_directory,
     command_pieces,
     containers,
+    image_workdir,
     is_home_cache,
     normalize,
     option_value,
@@ -2289,3 +2292,169 @@ class ScriptDirectoryFromSpool(Rule):
                 label="slurmd's spool directory in a job",
                 help="use the script's real directory, or `$SLURM_SUBMIT_DIR` when the job is submitted from it",
             )
+
+
+# == SBL312 ======================================================================================
+@register
+class ContainerStartsInImageWorkdir(Rule):
+    code = "SBL312"
+    name = "relative-path-in-image-workdir"
+    severity = Severity.WARNING
+    summary = "A containerized step runs a relative entry point with no `--container-workdir`: pyxis starts it in the image's WORKDIR."
+    what = """
+        Finds containerized steps whose launch runs an entry point given by a relative path
+        (`python train.py`, `torchrun … scripts/pretrain.py`) with no `--container-workdir` (nor
+        `PYXIS_CONTAINER_WORKDIR`) and no `cd` in the task command before it. A warning when the
+        image is known to set a WORKDIR: the NGC framework images (`nvcr.io/nvidia/pytorch`,
+        `nemo`, `tensorflow`, `jax`: `/workspace`) and the site's images listed in the
+        `image-workdirs` setting (image pattern → directory). An info when the image is unknown (a
+        variable, a `.sqsh` file) and the batch shell `cd`s into a directory the step mounts at
+        the same path: it depends on whether the image sets one. Without that `cd`, or with a
+        site's own image (neither stock nor listed), the entry point may be the image's own, and
+        there is no finding; nor when a mount puts the job's files at the WORKDIR itself
+        (`--container-mounts=$PWD:/workspace`).
+    """
+    why = """
+        Without `--container-workdir`, pyxis starts a step in the image's WORKDIR when the image
+        sets one, and in the job's directory only when it does not. The `cd` of the batch shell
+        into a mounted checkout does not move the task: on NGC images it starts in `/workspace`,
+        and `python train.py` fails with "can't open file '/workspace/train.py'"; outputs written
+        to relative paths (`nemo_experiments`, `logs/`) land in the container and are lost.
+    """
+    fix_safety = """
+        Unsafe, and offered only when the batch shell `cd`s into a directory that a mount of the
+        step keeps at the same path: the fix adds `--container-workdir="$PWD"` to the srun, which
+        starts the task where the batch shell is. The entry point may live in the image's own
+        WORKDIR instead (a custom image): then write its absolute path.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                cd /lustre/fsw/alice/recipes
+                srun --kill-on-bad-exit=1 --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     python train.py --data /lustre/fsw/alice/data
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                cd /lustre/fsw/alice/recipes
+                srun --kill-on-bad-exit=1 --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-workdir="$PWD" \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     python train.py --data /lustre/fsw/alice/data
+                """
+            ),
+            unsafe=True,
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     --container-workdir=/lustre/fsw/alice/recipes \\
+                     python train.py --data /lustre/fsw/alice/data
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+                     --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice \\
+                     bash -c 'cd /lustre/fsw/alice/recipes && python train.py --data /lustre/fsw/alice/data'
+                """
+            ),
+            title="a cd inside the task",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        analysis = containers(script)
+        reported = set()
+        for launch in script.launches:
+            step = launch.step
+            entry = launch.entry
+            if id(step) in reported or entry is None or entry.kind != "script" or not entry.known:
+                continue
+            if entry.name.startswith(("/", "~")) or not entry.name:
+                continue
+            container = analysis.for_step(step)
+            if not container.containerized or container.workdir is not None or container.uncertain:
+                continue
+            _, where = _task_directory(analysis, launch)
+            if where != "image":
+                continue  # a cd in the task command sets it
+            batch = batch_directory(script, step)
+            batch_path = PathValue.of(batch) if batch is not None else None
+            if batch_path is not None and batch_path.absolute and container.mounted(batch_path) is False:
+                continue  # the batch directory is not mounted at all: a path-not-mounted problem
+            workdir = image_workdir(container, script.settings)
+            if any(
+                m.destination.complete and normalize(m.destination.text) == (workdir or "/workspace") for m in container.mounts
+            ):
+                continue  # the job's files are mounted at the WORKDIR itself
+            image = container.image.value if container.image is not None else None
+            known_image = container.image is not None and container.image.value_known and image
+            if workdir is None:
+                if known_image and not STOCK_IMAGE.search(image):
+                    continue  # the site's own image: its WORKDIR may well hold the entry point
+                mount = container.mount_for(batch_path) if batch_path is not None and batch_path.complete else None
+                if mount is None or not mount.same_path:
+                    continue  # nothing says the entry point is the host's: it may be the image's
+            reported.add(id(step))
+            where_batch = f" (`{batch_path.text}`)" if batch_path is not None else ""
+            span = site_span(entry.word.pieces, command_pieces(step.command)) or step.srun_word.span
+            fix = self._fix(script, container, step, batch_path)
+            if workdir is not None:
+                yield self.report(
+                    script,
+                    span,
+                    f"`{entry.name}` is a relative path and the step gives no `--container-workdir`: pyxis starts the "
+                    f"task in the image's WORKDIR `{workdir}`, not in the batch shell's directory{where_batch}, so "
+                    f"it looks for `{posixpath.join(workdir, entry.name)}`",
+                    fix,
+                    label=f"resolved in {workdir}",
+                    help='add `--container-workdir="$PWD"` (the directory must be mounted at the same path), or give the absolute path',
+                )
+            else:
+                what = f"the image `{image}`" if known_image else "the image"
+                yield self.report(
+                    script,
+                    span,
+                    f"`{entry.name}` is a relative path and the step gives no `--container-workdir`: if {what} sets a "
+                    f"WORKDIR (NGC images use `/workspace`), pyxis starts the task there, not in the batch shell's "
+                    f"directory{where_batch}, and `{entry.name}` is not found",
+                    fix,
+                    label="depends on the image's WORKDIR",
+                    help='add `--container-workdir="$PWD"` (the directory must be mounted at the same path), or list the image in `image-workdirs`',
+                    severity=Severity.INFO,
+                )
+
+    def _fix(self, script, container: StepContainer, step: Step, batch: Optional[PathValue]) -> Optional[Fix]:
+        if batch is None or not batch.complete or not batch.absolute:
+            return None
+        mount = container.mount_for(batch)
+        if mount is None or not mount.same_path:
+            return None
+        edit = placement.add_step_options(script, step, ['--container-workdir="$PWD"'])
+        if edit is None:
+            return None
+        return Fix.unsafe("start the task in the batch shell's directory (`--container-workdir=\"$PWD\"`)", edit)
