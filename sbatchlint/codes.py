@@ -61,6 +61,7 @@ RULES: Tuple[Tuple[str, str, str, str], ...] = (
     ("SBL310", "repeated-container-mounts", "containers", "shell"),
     ("SBL311", "script-directory-from-spool", "containers", "shell"),
     ("SBL312", "relative-path-in-image-workdir", "containers", "shell"),
+    ("SBL313", "array-elements-share-directory", "containers", "shell"),
     ("SBL401", "hardcoded-secret", "secrets", "shell"),
     ("SBL402", "secret-expanded-into-command", "secrets", "shell"),
     ("SBL403", "xtrace-with-secrets", "secrets", "shell"),

@@ -795,3 +795,52 @@ def test_relative_entry_point_in_an_unknown_image_is_an_info():
     settings = {"image_workdirs": {"/lustre/fsw/alice/images/*.sqsh": "/opt/app"}}
     (listed,) = workdir_findings(text, settings)
     assert listed.severity.value == "warning" and "`/opt/app/train.py`" in listed.message
+
+
+ARRAY_HEAD = "#!/bin/bash\n#SBATCH --array=0-3\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=8\n"
+
+
+def array_findings(text: str):
+    return [d for d in lint_text(text, ["SBL313"]) if d.code == "SBL313"]
+
+
+def test_array_elements_sharing_a_checkpoint_directory():
+    """SBL313: the elements of an array run at once; one checkpoint directory for all of them."""
+    text = ARRAY_HEAD + 'CKPT=/lustre/fsw/$USER/ckpt/sweep\nsrun python /lustre/fsw/alice/train.py --lr "$1" --save $CKPT\n'
+    (finding,) = array_findings(text)
+    assert finding.severity.value == "warning" and finding.fix is None
+    assert "`--array=0-3`" in finding.message and "`/lustre/fsw/${USER}/ckpt/sweep`" in finding.message
+    assert at(text, finding) == "$CKPT"
+    for form in ("--output_dir=/lustre/fsw/alice/out", "checkpoint.save=/lustre/fsw/alice/out", "--checkpoint-dir /lustre/fsw/alice/out"):
+        assert array_findings(ARRAY_HEAD + f"srun python /lustre/fsw/alice/train.py {form}\n"), form
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ARRAY_HEAD + 'srun python /lustre/a/train.py --save "/lustre/a/ckpt/run_${SLURM_ARRAY_TASK_ID}"\n',
+        ARRAY_HEAD + "srun python /lustre/a/train.py --save /lustre/a/ckpt/$SLURM_JOB_ID\n",
+        ARRAY_HEAD + 'LR=$(sed -n "${SLURM_ARRAY_TASK_ID}p" lrs.txt)\nsrun python /lustre/a/train.py --save /lustre/a/ckpt/lr_$LR\n',
+        ARRAY_HEAD + "srun bash -c 'python /lustre/a/train.py --save /lustre/a/ckpt/$SLURM_ARRAY_TASK_ID'\n",
+        ARRAY_HEAD.replace("0-3", "0-9%1") + "srun python /lustre/a/train.py --save /lustre/a/ckpt/chain\n",  # a chain
+        ARRAY_HEAD.replace("0-3", "5") + "srun python /lustre/a/train.py --save /lustre/a/ckpt/one\n",  # one element
+        ARRAY_HEAD.replace("#SBATCH --array=0-3\n", "") + "srun python /lustre/a/train.py --save /lustre/a/ckpt/x\n",
+    ],
+)
+def test_array_elements_with_their_own_directories(text):
+    assert not array_findings(text)
+
+
+def test_array_elements_sharing_bridge_experiments():
+    """Bridge training with no checkpoint directory writes nemo_experiments where it runs."""
+    launch = "python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config\n"
+    text = ARRAY_HEAD + "cd /lustre/fsw/alice/Megatron-Bridge\nsrun " + launch
+    (finding,) = array_findings(text)
+    assert "`/lustre/fsw/alice/Megatron-Bridge/nemo_experiments`" in finding.message
+    assert not array_findings(text.replace("cd /lustre/fsw/alice/Megatron-Bridge", "cd /lustre/fsw/alice/runs/$SLURM_ARRAY_TASK_ID"))
+    assert not array_findings(text.replace("config\n", "config checkpoint.save=/lustre/fsw/alice/ckpt/${SLURM_ARRAY_TASK_ID}\n"))
+    # in a container that starts in the image's WORKDIR nothing outlives the step
+    image = ARRAY_HEAD + "srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw " + launch
+    assert not array_findings(image)
+    mounted = image.replace("--container-mounts", "--container-workdir=/lustre/fsw/alice/Megatron-Bridge --container-mounts")
+    assert array_findings(mounted)

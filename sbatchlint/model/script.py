@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .kind import TemplateEvidence
     from .launch import Launch
     from .selfpath import SelfDirectoryUse
+    from .arrays import SharedDirectory
     from .workload import Run
 
 
@@ -215,6 +216,13 @@ class Script:
         from ..secrets import build_secret_variables
 
         return build_secret_variables(self)
+
+    @analysis
+    def array_outputs(self) -> List["SharedDirectory"]:
+        """Directories every element of a job array writes to (``model/arrays.py``)."""
+        from .arrays import build_array_outputs
+
+        return build_array_outputs(self)
 
     @analysis
     def self_directory_uses(self) -> List["SelfDirectoryUse"]:

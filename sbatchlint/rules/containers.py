@@ -2458,3 +2458,92 @@ class ContainerStartsInImageWorkdir(Rule):
         if edit is None:
             return None
         return Fix.unsafe("start the task in the batch shell's directory (`--container-workdir=\"$PWD\"`)", edit)
+
+
+# == SBL313 ======================================================================================
+@register
+class ArrayElementsShareDirectory(Rule):
+    code = "SBL313"
+    name = "array-elements-share-directory"
+    severity = Severity.WARNING
+    summary = "The elements of a job array write their checkpoints or results to one directory."
+    what = """
+        In a job array (`#SBATCH --array=0-7`), finds runs whose checkpoint or output directory
+        (`--save`, `--output_dir`, `--checkpoint-dir`, `checkpoint.save=…`, …) is the same for every
+        element: no `$SLURM_ARRAY_TASK_ID` or `$SLURM_JOB_ID` in it, nothing else that may differ.
+        Also Bridge training with no explicit directory, whose `nemo_experiments` lands in a
+        working directory the elements share. Arrays of one element and arrays throttled to one
+        element at a time (`%1`, the usual way to chain a long training) are left alone.
+    """
+    why = """
+        The elements run at the same time, each with its own `SLURM_ARRAY_TASK_ID`. With one
+        directory for all of them, they overwrite each other's checkpoints and results, or an
+        element resumes from another's checkpoint (another learning rate, another dataset) and
+        reports its results as its own.
+    """
+    examples = (
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --array=0-3
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                LRS=(1e-4 3e-4 1e-3 3e-3)
+                srun python /lustre/fsw/alice/train.py --lr "${LRS[$SLURM_ARRAY_TASK_ID]}" \\
+                     --save /lustre/fsw/alice/checkpoints/sweep
+                """
+            ),
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --array=0-3
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                LRS=(1e-4 3e-4 1e-3 3e-3)
+                srun python /lustre/fsw/alice/train.py --lr "${LRS[$SLURM_ARRAY_TASK_ID]}" \\
+                     --save "/lustre/fsw/alice/checkpoints/sweep_${SLURM_ARRAY_TASK_ID}"
+                """
+            )
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --array=0-9%1
+                #SBATCH --nodes=1
+                #SBATCH --gpus-per-node=8
+                srun python /lustre/fsw/alice/train.py --save /lustre/fsw/alice/checkpoints/long_run --resume
+                """
+            ),
+            title="a chain: one element at a time, each resuming the last",
+        ),
+    )
+
+    def check(self, script) -> Iterator[Diagnostic]:
+        shared = script.array_outputs
+        if not shared:
+            return
+        array = script.header.get("array")
+        spec = f"`--array={array.value}`" if array is not None else "the array"
+        seen = set()
+        for directory in shared:
+            key = (directory.path, directory.span)
+            if key in seen:
+                continue
+            seen.add(key)
+            if directory.kind == "experiments":
+                message = (
+                    f"every element of the job array ({spec}) runs Bridge training in the same directory, so they share "
+                    f"`{directory.path}`: they write over each other's checkpoints and resume each other's"
+                )
+                help = "give each element its own directory, e.g. `checkpoint.save=…/run_${SLURM_ARRAY_TASK_ID}`"
+            else:
+                message = (
+                    f"every element of the job array ({spec}) gets the same `{directory.option}` directory "
+                    f"`{directory.path}`: the elements run at the same time and overwrite or resume each other's files"
+                )
+                help = "put `${SLURM_ARRAY_TASK_ID}` in the path"
+            yield self.report(script, directory.span, message, label="shared by every array element", help=help)
