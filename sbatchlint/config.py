@@ -18,6 +18,7 @@ errors that name the file and the key.
     shared-roots = ["/lustre/fsw"]
     container-auto-mounts = ["/lustre"]
     image-workdirs = { "registry.example.com/team/*" = "/app" }  # the WORKDIR of the site's images
+    image-environment = { "registry.example.com/team/*" = { HF_HOME = "/opt/hf" } }  # variables they set
     bridge-entry-points = ["recipes/*.py"]
     gpus-per-node = 8
     partitions = { batch = "batch", interactive = "interactive" }
@@ -53,6 +54,7 @@ _SETTINGS = {
     "shared-roots": ("shared_roots", list),
     "container-auto-mounts": ("container_auto_mounts", list),
     "image-workdirs": ("image_workdirs", dict),
+    "image-environment": ("image_environment", dict),
     "bridge-entry-points": ("bridge_entry_points", list),
     "gpus-per-node": ("gpus_per_node", int),
     "partitions": ("partitions", dict),

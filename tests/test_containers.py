@@ -844,3 +844,34 @@ def test_array_elements_sharing_bridge_experiments():
     assert not array_findings(image)
     mounted = image.replace("--container-mounts", "--container-workdir=/lustre/fsw/alice/Megatron-Bridge --container-mounts")
     assert array_findings(mounted)
+
+
+def test_a_variable_the_image_sets_wins_over_the_host_export():
+    """Pyxis sets host variables after the image's own, whose values win unless the variable is
+    named in --container-env: with the site's image listed in `image-environment`, the storage
+    rules read the image's value."""
+    settings = {"image_environment": {"registry.example.com/team/*": {"HF_HOME": "/root/.cache/huggingface"}}}
+    launch = (
+        "srun --container-image=registry.example.com/team/trainer:3 --container-mounts=/lustre/fsw:/lustre/fsw \\\n"
+        "     python /lustre/fsw/alice/convert.py --hf-model meta-llama/Llama-3.1-8B\n"
+    )
+    text = HEADER + launch
+    assert "SBL304" not in codes(text)  # without the setting: the exported shared HF_HOME
+    (finding,) = [d for d in found(text, settings) if d.code == "SBL304"]
+    assert "the image sets `HF_HOME` to `/root/.cache/huggingface`" in finding.message
+    assert "wins over the script's `/lustre/fsw/alice/cache/huggingface`" in finding.message
+    assert finding.fix is None
+    # named in --container-env: the host's value reaches the task
+    listed = text.replace("srun --container-image", "srun --container-env=HF_HOME --container-image")
+    assert "SBL304" not in codes(listed, settings)
+    # set in the task command itself: the task's own assignment wins
+    own = text.replace(
+        "python /lustre/fsw/alice/convert.py --hf-model meta-llama/Llama-3.1-8B",
+        "bash -c 'HF_HOME=/lustre/fsw/alice/cache/huggingface python /lustre/fsw/alice/convert.py --hf-model meta-llama/Llama-3.1-8B'",
+    )
+    assert "SBL304" not in codes(own, settings)
+    # an image that points the cache at shared storage: nothing to report even when the script sets nothing
+    shared = {"image_environment": {"registry.example.com/team/*": {"HF_HOME": "/lustre/fsw/hf"}}}
+    unset = text.replace("export HF_HOME=/lustre/fsw/alice/cache/huggingface\n", "")
+    assert "SBL304" in codes(unset)
+    assert "SBL304" not in codes(unset, shared)

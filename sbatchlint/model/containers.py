@@ -123,6 +123,22 @@ IMAGE_WORKDIRS = (
 )
 
 
+def image_environment(container: "StepContainer", settings: Optional[Dict[str, object]]) -> Dict[str, str]:
+    """The variables the step's image sets itself, as the site lists them (``image-environment``:
+    image pattern -> {NAME: value}); empty when the image is unknown or not listed."""
+    image = container.image
+    if image is None or image.value is None or not image.value_known:
+        return {}
+    name = image_name(image.value)
+    import fnmatch
+
+    found: Dict[str, str] = {}
+    for pattern, variables in ((settings or {}).get("image_environment") or {}).items():
+        if isinstance(variables, dict) and fnmatch.fnmatchcase(name, image_name(str(pattern))):
+            found.update({str(k): str(v) for k, v in variables.items()})
+    return found
+
+
 def image_name(text: str) -> str:
     """An image reference without pyxis's ``#`` registry separator (``nvcr.io#nvidia/x`` → ``nvcr.io/nvidia/x``)."""
     return text.replace("#", "/", 1) if "#" in text else text
@@ -449,9 +465,12 @@ class EnvSetting:
 
     name: str
     values: List[Value]  # alternatives, most likely last; empty when not set
-    where: str  # "task", "srun", "batch", "batch-unexported", "unset", "unknown" (a file sourced before it is not read)
+    # "task", "srun", "batch", "batch-unexported", "unset", "unknown" (a file sourced before it is
+    # not read), "image" (the image's own value wins over the host's)
+    where: str
     assignment: Optional["Assignment"] = None  # the batch-level assignment, when from there
     span: Optional[Span] = None  # the bytes that set it
+    overrides: Optional[str] = None  # "image": the host's own setting the image's value wins over
 
     @property
     def value(self) -> Optional[Value]:
@@ -459,7 +478,7 @@ class EnvSetting:
 
     @property
     def is_set(self) -> bool:
-        return self.where in ("task", "srun", "batch")
+        return self.where in ("task", "srun", "batch", "image")
 
     @property
     def path(self) -> Optional[PathValue]:
@@ -672,8 +691,28 @@ class Containers:
                 found = _task_env(self.script, step, name)
             else:
                 found = EnvSetting(name, [], "unset")  # what _task_env finds, without the search
+            found = self._image_wins(step, found)
             self._env_cache[key] = found
         return found
+
+    def _image_wins(self, step: Step, setting: EnvSetting) -> EnvSetting:
+        """Pyxis sets host variables in the container after the image's own, but the image's
+        values win unless the variable is named in ``--container-env`` (DOMAIN.md §9): a value
+        set inside the task command itself still wins."""
+        container = self.for_step(step)
+        if not container.containerized or setting.where == "task":
+            return setting
+        own = image_environment(container, self.script.settings)
+        if setting.name not in own:
+            return setting
+        listed = step.option(option_table.CONTAINER_ENV)
+        if listed is not None and listed.value is not None and setting.name in listed.value.split(","):
+            return setting
+        overrides = None
+        if setting.where in ("srun", "batch") and setting.value is not None:
+            overrides = setting.value.text
+        value = Value((Piece(own[setting.name], None),))
+        return EnvSetting(setting.name, [value], "image", None, setting.span, overrides)
 
     def _may_be_set(self, step: Step, name: str) -> bool:
         """False when nothing can set ``name`` for the step's tasks: no assignment in the batch

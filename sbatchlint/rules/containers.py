@@ -631,6 +631,17 @@ def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvS
             if site:
                 return lead + site
         return lead + " inside the container"
+    if setting.where == "image":
+        path = setting.path
+        if path is None or not analysis.is_container_local(container, path):
+            return None
+        wins = ""
+        if setting.overrides is not None:
+            wins = (
+                f", which wins over the script's `{setting.overrides}` (pyxis keeps the image's own values unless "
+                f"`--container-env={name}`)"
+            )
+        return f"the image sets `{name}` to `{path.text}`{wins}, a directory local to each node's container"
     path = setting.path
     if path is None or not (path.absolute or path.home):
         return None
@@ -905,7 +916,10 @@ class CacheNotShared(Rule):
         and is not reported. The home directory is mounted into the container only with
         `--container-mount-home` or by the site's enroot configuration: with the first, a default
         under `~/.cache` is the user's own and is not reported; with neither, the finding says
-        that it depends on the site; with `--no-container-mount-home`, it is per node.
+        that it depends on the site; with `--no-container-mount-home`, it is per node. A value the
+        image sets itself wins over the host's unless the variable is named in `--container-env`
+        (pyxis): for the site's images listed in the `image-environment` setting (image pattern →
+        {NAME: value}), the image's value is the one checked.
     """
     why = """
         Each node then downloads the same models and builds the same wheels into its own
