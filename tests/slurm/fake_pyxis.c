@@ -5,7 +5,8 @@
  * ("unrecognized option '--container-image=...'"). This plugin registers the
  * same option names, with the same "takes an argument or not" shape, and does
  * nothing with them: sbatch and srun accept the options, and the tasks run on
- * the host, outside any container.
+ * the host, outside any container. As a probe, it tells each task what the
+ * remote side received (FAKE_PYXIS_REMOTE_<OPTION>, see below).
  *
  * Built by start-cluster.sh:  gcc -shared -fPIC -o fake_pyxis.so fake_pyxis.c
  * Loaded through plugstack.conf in every context (sbatch/salloc, srun,
@@ -16,12 +17,40 @@
 
 SPANK_PLUGIN(fake_pyxis, 1);
 
-/* Every option is accepted and ignored. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_OPTIONS 15
+
+/*
+ * What the remote side (slurmstepd, where the real pyxis builds the container)
+ * received for each option, every value in arrival order joined by '|'. Tasks
+ * see it as FAKE_PYXIS_REMOTE_<OPTION> (dashes as underscores, upper case):
+ * the probe that shows how many values of a repeated option reach pyxis.
+ */
+static char *received[FAKE_OPTIONS];
+
+/* Every option is accepted; nothing is done with it but the record above. */
 static int ignore_option(int val, const char *optarg, int remote)
 {
-	(void) val;
-	(void) optarg;
-	(void) remote;
+	char *joined;
+	size_t length;
+
+	if (!remote || val < 0 || val >= FAKE_OPTIONS)
+		return 0;
+	if (optarg == NULL)
+		optarg = "";
+	length = strlen(optarg) + 1 + (received[val] ? strlen(received[val]) + 1 : 0);
+	joined = malloc(length);
+	if (joined == NULL)
+		return 0;
+	if (received[val])
+		snprintf(joined, length, "%s|%s", received[val], optarg);
+	else
+		snprintf(joined, length, "%s", optarg);
+	free(received[val]);
+	received[val] = joined;
 	return 0;
 }
 
@@ -48,6 +77,32 @@ static const struct fake_option fake_options[] = {
 	{ "container-writable", NULL, "[fake pyxis] accepted and ignored" },
 	{ "container-readonly", NULL, "[fake pyxis] accepted and ignored" },
 };
+
+_Static_assert(sizeof(fake_options) / sizeof(fake_options[0]) == FAKE_OPTIONS,
+	       "FAKE_OPTIONS counts fake_options");
+
+/* Remote side, once per task before it starts: hand the record to the task. */
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	size_t i, j;
+	char name[128];
+
+	(void) ac;
+	(void) av;
+	for (i = 0; i < FAKE_OPTIONS; i++) {
+		if (received[i] == NULL)
+			continue;
+		snprintf(name, sizeof(name), "FAKE_PYXIS_REMOTE_%s", fake_options[i].name);
+		for (j = 0; name[j] != '\0'; j++) {
+			if (name[j] == '-')
+				name[j] = '_';
+			else if (name[j] >= 'a' && name[j] <= 'z')
+				name[j] = (char) (name[j] - 'a' + 'A');
+		}
+		spank_setenv(sp, name, received[i], 1);
+	}
+	return 0;
+}
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {

@@ -3,6 +3,11 @@
 SBL311: in a batch job `$0` and `${BASH_SOURCE[0]}` are slurmd's spooled copy of the script, so
 their directory is the spool directory; the script works with `bash job.sh` and fails under
 sbatch, and the fixed script (`--unsafe-fixes`) runs when submitted from its directory.
+
+SBL310: of a repeated `--container-mounts`, only the last value reaches the remote side
+(slurmstepd), where pyxis builds the container. The test cluster's pyxis stand-in
+(`fake_pyxis.c`) is the probe: it hands each task what the remote side received, as
+`FAKE_PYXIS_REMOTE_CONTAINER_MOUNTS` (values in arrival order, joined by `|`).
 """
 from __future__ import annotations
 
@@ -83,3 +88,42 @@ def test_sbl310_a_repeated_spank_option_reaches_the_job_once_with_its_last_value
     assert info.ok, (info, out)
     received = [line.split("=", 1)[1] for line in out.splitlines() if "container_mounts=" in line]
     assert received == ["/lustre/data:/lustre/data,/lustre/ckpt:/lustre/ckpt"]
+
+
+MOUNTS_JOB = """
+    #!/bin/bash
+    #SBATCH --job-name=mounts-probe
+    #SBATCH --nodes=1
+    #SBATCH --time=1
+    srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
+         --container-mounts=/lustre/data:/lustre/data \\
+         --container-mounts=/lustre/ckpt:/lustre/ckpt \\
+         printenv FAKE_PYXIS_REMOTE_CONTAINER_MOUNTS
+    """
+
+
+def _received(out: str):
+    lines = [line for line in out.splitlines() if line.startswith("/")]
+    assert len(lines) == 1, out
+    return lines[0].split("|")
+
+
+def test_sbl310_the_remote_side_receives_only_the_last_container_mounts(slurm):
+    job = slurm.script(script(MOUNTS_JOB), "mounts.sbatch")
+    (finding,) = findings(job)
+    assert finding["code"] == "SBL310" and finding["severity"] == "error"
+
+    info, out = slurm.run(job, timeout=120)
+    assert info.ok, (info, out)
+    if not any(line.startswith("/") for line in out.splitlines()):
+        pytest.skip("the cluster's fake_pyxis.so predates the probe: run tests/slurm/start-cluster.sh")
+    # srun accepted both flags, but slurmstepd received the last value only
+    assert set(_received(out)) == {"/lustre/ckpt:/lustre/ckpt"}
+
+    # the safe fix merges them into one list, which arrives whole
+    fixed = fixed_by_sbatchlint(job, "mounts.fixed.sbatch")
+    assert fixed.read_text().count("--container-mounts") == 1
+    assert findings(fixed) == []
+    info, out = slurm.run(fixed, timeout=120)
+    assert info.ok, (info, out)
+    assert set(_received(out)) == {"/lustre/data:/lustre/data,/lustre/ckpt:/lustre/ckpt"}
