@@ -2299,12 +2299,15 @@ class ScriptDirectoryFromSpool(Rule):
             yield self.report(
                 script,
                 use.reading,
-                f"in a batch job `{use.origin}` is slurmd's spooled copy of the script (`…/slurm_script`), so "
-                f"`{reading}` is the spool directory, not the script's: `{use.program}` on line {line}{through} "
-                "looks for files there",
+                f"`{use.origin}` is slurmd's spooled copy in a batch job: this is its spool directory",
                 fix,
                 label="slurmd's spool directory in a job",
                 help="use the script's real directory, or `$SLURM_SUBMIT_DIR` when the job is submitted from it",
+                notes=(
+                    f"in a batch job `{use.origin}` is `…/slurmd/jobNNNNN/slurm_script`, so `{reading}` is not the "
+                    "script's directory",
+                    f"`{use.program}` on line {line}{through} looks for files there",
+                ),
             )
 
 
@@ -2441,25 +2444,29 @@ class ContainerStartsInImageWorkdir(Rule):
                 yield self.report(
                     script,
                     span,
-                    f"`{entry.name}` is a relative path and the step gives no `--container-workdir`: pyxis starts the "
-                    f"task in the image's WORKDIR `{workdir}`, not in the batch shell's directory{where_batch}, so "
-                    f"it looks for `{posixpath.join(workdir, entry.name)}`",
+                    f"`{entry.name}` is resolved in the image's WORKDIR `{workdir}`: no `--container-workdir`",
                     fix,
                     label=f"resolved in {workdir}",
                     help='add `--container-workdir="$PWD"` (the directory must be mounted at the same path), or give the absolute path',
+                    notes=(
+                        f"pyxis starts the task in the image's WORKDIR, not in the batch shell's directory{where_batch}",
+                        f"so it looks for `{posixpath.join(workdir, entry.name)}`",
+                    ),
                 )
             else:
                 what = f"the image `{image}`" if known_image else "the image"
                 yield self.report(
                     script,
                     span,
-                    f"`{entry.name}` is a relative path and the step gives no `--container-workdir`: if {what} sets a "
-                    f"WORKDIR (NGC images use `/workspace`), pyxis starts the task there, not in the batch shell's "
-                    f"directory{where_batch}, and `{entry.name}` is not found",
+                    f"`{entry.name}` is resolved in the image's WORKDIR, if it sets one: no `--container-workdir`",
                     fix,
                     label="depends on the image's WORKDIR",
                     help='add `--container-workdir="$PWD"` (the directory must be mounted at the same path), or list the image in `image-workdirs`',
                     severity=Severity.INFO,
+                    notes=(
+                        f"if {what} sets a WORKDIR (NGC images use `/workspace`), pyxis starts the task there, not in "
+                        f"the batch shell's directory{where_batch}, and `{entry.name}` is not found",
+                    ),
                 )
 
     def _fix(self, script, container: StepContainer, step: Step, batch: Optional[PathValue]) -> Optional[Fix]:
@@ -2549,15 +2556,16 @@ class ArrayElementsShareDirectory(Rule):
                 continue
             seen.add(key)
             if directory.kind == "experiments":
-                message = (
-                    f"every element of the job array ({spec}) runs Bridge training in the same directory, so they share "
-                    f"`{directory.path}`: they write over each other's checkpoints and resume each other's"
+                message = f"every element of the job array shares `{directory.path}`"
+                note = (
+                    f"the elements of {spec} run Bridge training in the same directory at the same time: they write "
+                    "over each other's checkpoints and resume each other's"
                 )
                 help = "give each element its own directory, e.g. `checkpoint.save=…/run_${SLURM_ARRAY_TASK_ID}`"
             else:
-                message = (
-                    f"every element of the job array ({spec}) gets the same `{directory.option}` directory "
-                    f"`{directory.path}`: the elements run at the same time and overwrite or resume each other's files"
-                )
+                message = f"every element of the job array gets the same `{directory.option}` `{directory.path}`"
+                note = f"the elements of {spec} run at the same time and overwrite or resume each other's files"
                 help = "put `${SLURM_ARRAY_TASK_ID}` in the path"
-            yield self.report(script, directory.span, message, label="shared by every array element", help=help)
+            yield self.report(
+                script, directory.span, message, label="shared by every array element", help=help, notes=(note,)
+            )
