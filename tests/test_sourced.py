@@ -83,7 +83,8 @@ def test_a_source_the_model_cannot_read_leaves_its_variables_unknown(tmp_path):
     for line in ("source ./missing.sh\n", 'source "$SITE_CONFIG"\n', 'source "$(dirname "$0")/site.sh"\n',
                  "source ~/.bashrc\n"):
         job = write(tmp_path, {"job.sh": HEADER + line + STEP})
-        assert findings(job) == [], line
+        # SBL311 says where `$(dirname "$0")` points in a job; the cache is what is checked here
+        assert [d for d in findings(job) if d.code != "SBL311"] == [], line
         script = model(job)
         assert containers(script).task_env(script.steps[0], "HF_HOME").where == "unknown"
 
