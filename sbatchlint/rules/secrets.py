@@ -241,7 +241,7 @@ class HardcodedSecret(Rule):
                 continue
             where = _WHERE.get(secret.site, "")
             where = f" {where.format(name=secret.name)}" if where and secret.name else ""
-            message = f"hardcoded {secret.kind} (`{mask(secret.value)}`){where}: anyone who can read the script or the job's stored copy can use it"
+            message = f"hardcoded {secret.kind} (`{mask(secret.value)}`){where}"
             fix = Fix.unsafe(secret.how, *secret.edits) if secret.edits else None
             env = secret.env or "the variable"
             yield self.report(
@@ -252,6 +252,7 @@ class HardcodedSecret(Rule):
                 label="credential",
                 help=f"set {env} in the environment you submit from (sbatch passes it to the job), "
                 "or read it from a file only you can read; then revoke this one",
+                notes=("anyone who can read the script or the job's stored copy can use it",),
             )
 
 
