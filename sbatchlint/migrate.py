@@ -5,7 +5,8 @@ A Megatron-Bridge entry point derives ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, 
 torchrun launch of such an entry point, ``plan(script, launch)`` builds the byte edits that:
 
 - make the step run one task per GPU (``--ntasks-per-node=<GPUs per node>`` where the count comes
-  from: the header directive, a new header directive, or the step's own flags);
+  from: the header directive, a new header directive, or the step's own flags), each node keeping
+  its CPUs and memory (``budget.py``: ``--cpus-per-task`` divided among the new tasks);
 - start the entry point directly: ``uv run python -m torch.distributed.run OPTS script.py ARGS``
   becomes ``uv run python script.py ARGS`` (``torchrun OPTS`` becomes ``python``), wherever the
   words are written (on srun's command line, in a ``TRAIN_CMD`` string run by ``bash -c``, in a
@@ -16,7 +17,8 @@ torchrun launch of such an entry point, ``plan(script, launch)`` builds the byte
 
 Every other byte stays. When the migration cannot be done with certainty, ``plan`` says why and
 gives no fix: torchrun options without an srun equivalent (``--max_restarts=3``), a process count
-that differs from the GPUs (the world size would change), options hidden in a run-time value, a
+that differs from the GPUs (the world size would change), CPUs per node that do not divide among
+the new tasks, options hidden in a run-time value, a
 command string assembled in a way a byte edit cannot follow, a task count other steps rely on.
 Before a fix is offered, the edited script is parsed again and every step is compared with what
 the migration promises: the migrated command is exactly the old one without the launcher, and
@@ -32,7 +34,9 @@ from typing import List, Optional, Sequence, Set, Tuple
 from . import options as option_table
 from .diagnostics import Edit, Fix
 from .model.containers import command_pieces, site_span
-from .model.geometry import geometry, job_geometry
+from . import budget
+from .budget import Unkept
+from .model.geometry import geometry, job_geometry, parse_count
 from .model.launch import (
     ELASTIC,
     PYTHON,
@@ -157,6 +161,15 @@ def _check_process_count(launch: Launch, gpus: int) -> None:
 
 # -- tasks per node --------------------------------------------------------------------------------
 def _count_edits(script, launch: Launch, gpus: int) -> List[Edit]:
+    """The edits that make the step run one task per GPU, each node keeping its CPUs and memory
+    (``budget.py``)."""
+    try:
+        return _counts(script, launch, gpus)
+    except Unkept as unkept:
+        raise Refused(f"the node's CPUs cannot be kept: {unkept}")
+
+
+def _counts(script, launch: Launch, gpus: int) -> List[Edit]:
     step = launch.step
     header = script.header
     own_ntasks = step.option(option_table.NTASKS)
@@ -164,6 +177,7 @@ def _count_edits(script, launch: Launch, gpus: int) -> List[Edit]:
     job = job_geometry(script)
     if own_ntasks is None and own_per_node is None:
         _check_no_other_step_inherits(script, step)
+        inheriting = [s for s in script.steps if s.option(option_table.NTASKS) is None]
         per_node = header.get(option_table.NTASKS_PER_NODE)
         ntasks = header.get(option_table.NTASKS)
         if per_node is not None and ntasks is not None:
@@ -173,14 +187,23 @@ def _count_edits(script, launch: Launch, gpus: int) -> List[Edit]:
                 raise Refused("the header's `--ntasks-per-node` cannot be edited in place")
             if per_node.value is not None and per_node.value.strip() == str(gpus):
                 return [_claim(script, per_node.value_span)]
-            return [Edit(per_node.value_span, str(gpus))]
+            old = parse_count(per_node.value)
+            if old is None:
+                raise Refused("the header's `--ntasks-per-node` is not a count")
+            kept = budget.header_change(script, old, gpus, inheriting, after_line=per_node.line)
+            return [Edit(per_node.value_span, str(gpus))] + kept.edits
         if ntasks is not None:
             nodes = job.nodes.value
             if nodes is None or ntasks.value is None or ntasks.value.strip() != str(nodes) or ntasks.value_span is None:
                 raise Refused("the header's `--ntasks` does not give one task per node; set one task per GPU by hand")
-            return [Edit(ntasks.span, f"--ntasks-per-node={gpus}")]
-        return [_new_directive(script, f"--ntasks-per-node={gpus}")]
+            kept = budget.header_change(script, 1, gpus, inheriting, after_line=ntasks.line)
+            return [Edit(ntasks.span, f"--ntasks-per-node={gpus}")] + kept.edits
+        kept = budget.header_change(script, 1, gpus, inheriting)
+        return [_new_directive(script, f"--ntasks-per-node={gpus}")] + kept.edits
     # the step sets its own count
+    old = task_layout(script, step).per_node
+    if old is None:
+        raise Refused("the step's tasks per node are not known")
     nodes_opt = step.option(option_table.NODES)
     same_nodes = nodes_opt is None or (geometry(script, step).nodes.value is not None and geometry(script, step).nodes.value == job.nodes.value)
     if job_task_count_set(script):
@@ -190,12 +213,24 @@ def _count_edits(script, launch: Launch, gpus: int) -> List[Edit]:
             directive = header.get(option_table.NTASKS_PER_NODE)
             if directive is not None and directive.value_span is not None:
                 edits.append(_claim(script, directive.value_span))
-            return edits
+            return edits + _step_budget(script, step, old, gpus)
         raise Refused("the step sets its own task count next to the header's; set one task per GPU by hand")
     if own_ntasks is not None:
         raise Refused("the step sets `--ntasks`; set one task per GPU by hand")
     span = _option_value_span(script, step, own_per_node)
-    return [Edit(span, str(gpus))]
+    return [Edit(span, str(gpus))] + _step_budget(script, step, old, gpus)
+
+
+def _step_budget(script, step: Step, old: int, new: int) -> List[Edit]:
+    kept = budget.step_change(script, step, old, new)
+    if not kept.words:
+        return kept.edits
+    from .model import placement
+
+    edit = placement.add_step_options(script, step, kept.words)
+    if edit is None:
+        raise Refused("the step's `srun` is not written in one place, so its CPUs cannot be set")
+    return kept.edits + [edit]
 
 
 def _claim(script, span: Span) -> Edit:
@@ -540,7 +575,8 @@ def _step_texts(step: Step) -> Tuple:
 
 def _verify_step(script, after, launch: Launch, old: Step, new: Step, gpus: int, removed: List[Span]) -> None:
     unsafe = "the command string is built in a way the migration cannot rewrite safely"
-    dropped = {option_table.NTASKS, option_table.NTASKS_PER_NODE}
+    # the task count and what keeps each node's budget with it (budget.py)
+    dropped = {option_table.NTASKS, option_table.NTASKS_PER_NODE, option_table.CPUS_PER_TASK, option_table.GPUS_PER_TASK, option_table.GPUS_PER_NODE}
     old_options = [(o.name, o.value) for o in old.options if o.name not in dropped]
     new_options = [(o.name, o.value) for o in new.options if o.name not in dropped]
     if old_options != new_options:

@@ -282,8 +282,8 @@ def test_srun_cmd_shared_by_two_steps_is_not_edited():
     assert "8 tasks × 8 processes per node" in finding.message
     fixed = fix_text(text, ["SBL101"])
     # the option goes to the torchrun step's use of $SRUN_CMD; the variable and the
-    # srun-native step keep the header's 8 tasks per node
-    assert '$SRUN_CMD --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 bash -c "$TRAIN_CMD"' in fixed
+    # srun-native step keep the header's 8 tasks per node; the one task keeps the 8 CPUs
+    assert '$SRUN_CMD --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --cpus-per-task=8 bash -c "$TRAIN_CMD"' in fixed
     assert "$SRUN_CMD python tools/eval_shards.py" in fixed
     assert "#SBATCH --ntasks-per-node=8" in fixed
 
@@ -293,7 +293,7 @@ def test_ignored_step_flag_gets_ntasks():
     (finding,) = lint_text(text, ["SBL101"])
     assert "srun ignores the step's `--ntasks-per-node=1`" in finding.message
     fixed = fix_text(text, ["SBL101"])
-    assert "srun --ntasks=${SLURM_JOB_NUM_NODES} --kill-on-bad-exit=1 --ntasks-per-node=1 bash -c" in fixed
+    assert "srun --ntasks=${SLURM_JOB_NUM_NODES} --cpus-per-task=8 --kill-on-bad-exit=1 --ntasks-per-node=1 bash -c" in fixed
 
 
 def test_loop_reports_the_failing_configuration():

@@ -5,6 +5,7 @@ new line or a new option goes instead of working out offsets themselves, so ever
 the style of the script it edits.
 
 - :func:`after_header`: a new line right after the ``#SBATCH`` header (a new directive);
+- :func:`after_line`: a new line right after a given line (a directive next to its partner);
 - :func:`before_step`: a new line right before the statement that runs a step, indented like it;
 - :func:`add_option` / :func:`add_step_options`: new words after ``srun`` (or after a launcher),
   in the command's layout. A command written one option per ``\\``-continued line (the line
@@ -49,6 +50,17 @@ def after_header(script, text: str) -> Edit:
         return Edit.insert(span.end, source.preferred_newline() + text)
     newline = _line_ending(data, span.end - 1)
     return Edit.insert(span.end, text + newline)
+
+
+def after_line(script, line: int, text: str) -> Edit:
+    """A new line holding ``text`` right after line ``line`` (a directive next to the one it goes
+    with), ending like that line."""
+    source = script.source
+    data = script.data
+    span = source.line_span(line, with_newline=True)
+    if span.end == len(data) and not data.endswith(b"\n"):
+        return Edit.insert(span.end, source.preferred_newline() + text)
+    return Edit.insert(span.end, text + _line_ending(data, span.end - 1))
 
 
 def statement_start(script, step: Step) -> Optional[Tuple[int, str]]:

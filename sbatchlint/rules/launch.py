@@ -30,6 +30,8 @@ from ..model.launch import (
     batch_launches,
     runs_remote_starter,
 )
+from .. import budget
+from ..budget import Unkept
 from ..model import placement, variables
 from ..model.branches import describe_branch, step_alternatives
 from ..model.steps import Step, task_wrapper_index
@@ -202,6 +204,11 @@ class TorchrunMultipleTasksPerNode(Rule):
         a step's `--ntasks-per-node` alone when the job fixes the task count). There is no fix
         when the script reads the task count itself (`$SLURM_NTASKS_PER_NODE`,
         `$SLURM_NTASKS`…, often as `--nproc_per_node`): that value would change too.
+        Each node keeps its CPUs and GPUs: `--cpus-per-task` is multiplied by the old tasks per
+        node (in the header, on the step, or added to the step when it had Slurm's one CPU per
+        task), and `--gpus-per-task` becomes the `--gpus-per-node` it amounted to. When that
+        cannot be done exactly (a per-task GPU binding, CPUs only known at run time, tasks spread
+        unevenly) there is no fix, and the help says why.
     """
     examples = Examples(lambda: (
         Bad(
@@ -210,6 +217,7 @@ class TorchrunMultipleTasksPerNode(Rule):
                 #!/bin/bash
                 #SBATCH --nodes=2
                 #SBATCH --ntasks-per-node=8
+                #SBATCH --cpus-per-task=12
                 #SBATCH --gpus-per-node=8
                 srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 --master_port=29500 train.py'
                 """
@@ -219,6 +227,7 @@ class TorchrunMultipleTasksPerNode(Rule):
                 #!/bin/bash
                 #SBATCH --nodes=2
                 #SBATCH --ntasks-per-node=1
+                #SBATCH --cpus-per-task=96
                 #SBATCH --gpus-per-node=8
                 srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 --master_port=29500 train.py'
                 """
@@ -243,11 +252,11 @@ class TorchrunMultipleTasksPerNode(Rule):
                 #SBATCH --ntasks-per-node=8
                 #SBATCH --gpus-per-node=8
                 srun --kill-on-bad-exit=1 uv run python convert.py
-                srun --ntasks=${SLURM_JOB_NUM_NODES} --kill-on-bad-exit=1 --ntasks-per-node=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
+                srun --ntasks=${SLURM_JOB_NUM_NODES} --cpus-per-task=8 --kill-on-bad-exit=1 --ntasks-per-node=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
                 """
             ),
             contains="srun ignores the step's `--ntasks-per-node=1`",
-            title="the step's own --ntasks-per-node=1 is ignored: the job's 16 tasks win",
+            title="the step's own --ntasks-per-node=1 is ignored: the job's 16 tasks win (the step keeps its 8 CPUs per node)",
         ),
         Bad(
             clean(
@@ -267,7 +276,7 @@ class TorchrunMultipleTasksPerNode(Rule):
                 #SBATCH --ntasks-per-node=8
                 #SBATCH --gpus-per-node=8
                 srun --kill-on-bad-exit=1 uv run python convert.py
-                srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
+                srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --cpus-per-task=8 --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
                 """
             ),
             title="the header's count also serves an srun-native step: only the torchrun step changes",
@@ -295,6 +304,7 @@ class TorchrunMultipleTasksPerNode(Rule):
                 srun --kill-on-bad-exit=1 \\
                   --ntasks=${SLURM_JOB_NUM_NODES} \\
                   --ntasks-per-node=1 \\
+                  --cpus-per-task=8 \\
                   --container-image=nvcr.io/nvidia/pytorch:25.01-py3 \\
                   bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 pretrain_gpt.py'
                 """
@@ -368,16 +378,25 @@ class TorchrunMultipleTasksPerNode(Rule):
             if (launch.span, message) in seen:
                 continue  # one command string run by two steps (the branches of an if): one finding
             seen.add((launch.span, message))
+            help = "run torchrun once per node: one task per node, --nproc_per_node=<GPUs per node>"
+            fix = None
+            if branch is None:
+                try:
+                    fix = self._fix(script, step, layout)
+                except Unkept as unkept:
+                    help = f"{help} (no automatic fix: {unkept})"
             yield self.report(
                 script,
                 launch.span,
                 message,
-                self._fix(script, step, layout) if branch is None else None,
+                fix,
                 label="one launcher per task",
-                help="run torchrun once per node: one task per node, --nproc_per_node=<GPUs per node>",
+                help=help,
             )
 
     def _fix(self, script, step: Step, layout) -> Optional[Fix]:
+        """One task per node where the count is set, keeping each node's CPUs and GPUs
+        (``budget.py``); raises :class:`Unkept` when they cannot be kept."""
         if step.options_incomplete or _reads_task_counts(script):
             return None
         geo = geometry(script, step)
@@ -385,6 +404,7 @@ class TorchrunMultipleTasksPerNode(Rule):
         own_ntasks = step.option(option_table.NTASKS)
         own_per_node = step_option(step, option_table.NTASKS_PER_NODE)
         offset, quote = _step_insertion(step)
+        old = _tasks_per_node(layout)
         if own_ntasks is None and own_per_node is None:
             # the count is inherited from the header
             origin = layout.origin
@@ -399,14 +419,21 @@ class TorchrunMultipleTasksPerNode(Rule):
                 and header.get(option_table.NTASKS) is None
                 and not _other_steps_inherit(script, step)
             ):
-                return Fix.safe("set `#SBATCH --ntasks-per-node=1`", Edit(directive.value_span, "1"))
+                inheriting = [s for s in script.steps if s.option(option_table.NTASKS) is None]
+                kept = budget.header_change(script, old, 1, inheriting, after_line=directive.line)
+                return Fix.safe(
+                    "set `#SBATCH --ntasks-per-node=1`" + kept.description, Edit(directive.value_span, "1"), *kept.edits
+                )
             if offset is None:
                 return None
             count = _node_count_text(script, step, geo, quote)
             if count is None:
                 return None
-            return Fix.safe(description, placement.add_step_options(script, step, [f"--ntasks={count}", "--ntasks-per-node=1"], offset, quote))
+            kept = budget.step_change(script, step, old, 1)
+            words = [f"--ntasks={count}", "--ntasks-per-node=1"] + kept.words
+            return Fix.safe(description + kept.description, placement.add_step_options(script, step, words, offset, quote), *kept.edits)
         edits: List[Edit] = []
+        words: List[str] = []
         if own_per_node is not None and own_per_node.value != "1":
             span = _option_value_span(own_per_node)
             if span is None:
@@ -425,10 +452,23 @@ class TorchrunMultipleTasksPerNode(Rule):
             count = _node_count_text(script, step, geo, quote)
             if count is None:
                 return None
-            edits.append(placement.add_step_options(script, step, [f"--ntasks={count}"], offset, quote))
-        if not edits:
+            words.append(f"--ntasks={count}")
+        if not edits and not words:
             return None
-        return Fix.safe(description, *edits)
+        kept = budget.step_change(script, step, old, 1)
+        words += kept.words
+        if words:
+            if offset is None:
+                return None
+            edits.append(placement.add_step_options(script, step, words, offset, quote))
+        return Fix.safe(description + kept.description, *edits, *kept.edits)
+
+
+def _tasks_per_node(layout: TaskLayout) -> int:
+    """The tasks per node a step runs now, for the budget its nodes keep."""
+    if layout.per_node is not None and (layout.total is None or layout.nodes is None or layout.per_node * layout.nodes == layout.total):
+        return layout.per_node
+    raise Unkept("the step's tasks are spread unevenly over its nodes, so the CPUs each node had are not known")
 
 
 def _missing_node_args(launch: Launch, dynamic: bool) -> List[str]:
@@ -512,8 +552,12 @@ class PreferSrunNative(Rule):
         entry point is started directly (`uv run python -m torch.distributed.run OPTS x.py ARGS`
         becomes `uv run python x.py ARGS`, `torchrun` becomes `python`, in a `bash -c` string
         too, escapes of the removed options included), and `MASTER_ADDR`/`MASTER_PORT`/`RANK`…
-        assignments that nothing else reads are removed. Every other byte stays. It changes how
-        the job starts, so it needs `--unsafe-fixes`. There is no fix when the migration cannot
+        assignments that nothing else reads are removed. Each node keeps its CPUs and memory:
+        `--cpus-per-task` is divided among the new tasks (64 CPUs for 1 task become 8 for each of
+        8), a whole-node `--exclusive` job shares out the cluster profile's CPUs per node, and
+        `--mem-per-cpu` becomes the `--mem` a node had when one CPU per task means more CPUs than
+        before; when the CPUs do not divide exactly there is no fix. Every other byte stays. It
+        changes how the job starts, so it needs `--unsafe-fixes`. There is no fix when the migration cannot
         be certain, and the help says why: torchrun options srun has no equivalent for
         (`--max_restarts=3`, `--redirects`…), `--nproc_per_node` different from the GPUs per node
         (the world size would change: SBL104 first), options hidden in a run-time value, a
@@ -893,7 +937,8 @@ class TasksGpusMismatch(Rule):
         relies on it). That changes the world size, so batch sizes and parallelism that were
         tuned for the old count change meaning. A step's own `--ntasks-per-node` is only changed
         when srun would keep the new count (the step's task count follows it, or equals nodes ×
-        GPUs per node); otherwise there is no fix.
+        GPUs per node); otherwise there is no fix. Each node keeps its CPUs: `--cpus-per-task` is
+        rescaled with the task count, and there is no fix when it does not divide exactly.
     """
     examples = Examples(lambda: (
         Bad(
@@ -1023,16 +1068,31 @@ class TasksGpusMismatch(Rule):
         if tasks is None or tasks <= 1 or tasks == gpus or launch.step.options_incomplete:
             return
         fix = None
+        help = None
         origin = layout.origin
-        if layout.ignored is None and origin is not None and origin.option == option_table.NTASKS_PER_NODE:
-            span = origin.value_span
-            if span is not None and origin.where == "step" and gives_per_node(script, launch.step, gpus):
-                fix = Fix.unsafe(f"run {gpus} tasks per node", Edit(span, str(gpus)))
-            elif span is not None and origin.where == "header" and script.header.get(option_table.NTASKS) is None and not any(
-                other is not launch.step and other.option(option_table.NTASKS) is None and step_option(other, option_table.NTASKS_PER_NODE) is None
-                for other in script.steps
-            ):
-                fix = Fix.unsafe(f"run {gpus} tasks per node", Edit(span, str(gpus)))
+        step = launch.step
+        try:
+            if layout.ignored is None and origin is not None and origin.option == option_table.NTASKS_PER_NODE:
+                span = origin.value_span
+                if span is not None and origin.where == "step" and gives_per_node(script, step, gpus):
+                    kept = budget.step_change(script, step, tasks, gpus)
+                    edits = [Edit(span, str(gpus))] + kept.edits
+                    if kept.words:
+                        edit = placement.add_step_options(script, step, kept.words)
+                        if edit is None:
+                            raise Unkept("the step's `srun` is not written in one place")
+                        edits.append(edit)
+                    fix = Fix.unsafe(f"run {gpus} tasks per node" + kept.description, *edits)
+                elif span is not None and origin.where == "header" and script.header.get(option_table.NTASKS) is None and not any(
+                    other is not step and other.option(option_table.NTASKS) is None and step_option(other, option_table.NTASKS_PER_NODE) is None
+                    for other in script.steps
+                ):
+                    inheriting = [s for s in script.steps if s.option(option_table.NTASKS) is None]
+                    line = origin.directive.line if origin.directive is not None else None
+                    kept = budget.header_change(script, tasks, gpus, inheriting, after_line=line)
+                    fix = Fix.unsafe(f"run {gpus} tasks per node" + kept.description, Edit(span, str(gpus)), *kept.edits)
+        except Unkept as unkept:
+            fix, help = None, f"no automatic fix: {unkept}"
         yield self.report(
             script,
             launch.span,
@@ -1040,6 +1100,7 @@ class TasksGpusMismatch(Rule):
             f"one process per task, so {self._consequence(tasks, gpus)}",
             fix,
             label=f"{tasks} processes for {gpus} GPUs",
+            help=help,
         )
 
 

@@ -1,0 +1,111 @@
+"""Fixes that change tasks per node leave the job asking the local Slurm for the same resources
+(``sbatchlint/budget.py``; the cluster's nodes have 16 CPUs and 8 GPUs each).
+
+- SBL102's migration of a 1-task × 16-CPU job to one task per GPU: left as it was, the CPUs per
+  task give 8 × 16 = 128 CPUs per node and ``sbatch --test-only`` refuses the job; the fix's
+  ``--cpus-per-task=2`` is accepted, and run for real the job and its step hold the 16 CPUs of
+  each node the original held.
+- SBL104's fix of 4 tasks × 4 CPUs to 8 tasks: unscaled 32 CPUs per node, refused; fixed accepted.
+- SBL101's fix of 8 tasks × 2 CPUs to one torchrun per node: run for real, the job and the step
+  hold 16 CPUs per node before and after (without the rescaling: 2).
+
+The task commands are swapped for a probe after fixing: what is compared is what the header and
+srun ask Slurm for, read back from the job (``SLURM_JOB_CPUS_PER_NODE``) and from ``scontrol show
+step`` inside the step.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from slurm_cluster import clean_env, parse_lines
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lintutil import fix_text, lint_text  # noqa: E402
+
+pytestmark = pytest.mark.slurm
+
+PROBE = (
+    'echo STEP host=$SLURMD_NODENAME $(scontrol show step $SLURM_JOB_ID.$SLURM_STEP_ID '
+    '| grep -o "CPUs=[0-9]*" | tr C c | tr P p | tr U u)'
+)
+JOB_PROBE = 'echo "JOB cpus=$SLURM_JOB_CPUS_PER_NODE"\n'
+MIGRATE = (
+    "srun --kill-on-bad-exit=1 bash -c 'uv run python -m torch.distributed.run --nnodes=2 "
+    "--node_rank=$SLURM_NODEID --nproc_per_node=8 scripts/training/run_recipe.py'\n"
+)
+
+
+def header(*lines: str) -> str:
+    return "#!/bin/bash\n#SBATCH --time=2\n" + "".join(f"#SBATCH {line}\n" for line in lines)
+
+
+def runnable(text: str) -> str:
+    """The same header and srun options, with every task command swapped for the probe."""
+    text = text.replace("cd /lustre/proj/Megatron-Bridge\n", "")
+    text = re.sub(r"bash -c '[^']*'", f"bash -c '{PROBE}'", text)
+    text = re.sub(r"(?m)^srun --nodes=1 --ntasks=1 uv sync\n", "", text)
+    text = re.sub(r"(?m)^rm -rf nemo_experiments\n", "", text)
+    return text.replace("srun ", JOB_PROBE + "srun ", 1)
+
+
+def resources(slurm, text: str, name: str):
+    info, out = slurm.run(slurm.script(runnable(text), name), env=clean_env(), timeout=120)
+    assert info.ok, (info, out)
+    (job,) = parse_lines(out, "JOB")
+    steps = parse_lines(out, "STEP")
+    assert steps, out
+    return job["cpus"], {s["cpus"] for s in steps}
+
+
+def test_migration_keeps_the_nodes_cpus(slurm):
+    original = header("--nodes=2", "--ntasks-per-node=1", "--cpus-per-task=16", "--gpus-per-node=8") + (
+        "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK\ncd /lustre/proj/Megatron-Bridge\n" + MIGRATE
+    )
+    assert slurm.test_only(slurm.script(original, "original.sbatch"), env=clean_env()).accepted
+    fixed = fix_text(original, ["SBL102"], unsafe=True)
+    assert "#SBATCH --ntasks-per-node=8\n#SBATCH --cpus-per-task=2\n" in fixed
+
+    unscaled = fixed.replace("--cpus-per-task=2", "--cpus-per-task=16")  # the count alone, as before
+    refused = slurm.test_only(slurm.script(unscaled, "unscaled.sbatch"), env=clean_env())
+    assert not refused.accepted, refused.output
+    assert "Requested node configuration is not available" in refused.output or "More processors" in refused.output, refused.output
+    accepted = slurm.test_only(slurm.script(fixed, "fixed.sbatch"), env=clean_env())
+    assert accepted.accepted, accepted.output
+
+    before = resources(slurm, original, "original-run.sbatch")
+    after = resources(slurm, fixed, "fixed-run.sbatch")
+    assert before == after == ("16(x2)", {"32"})  # 16 CPUs on each of the 2 nodes, all in the step
+
+
+def test_sbl104_fix_keeps_the_nodes_cpus(slurm):
+    original = header("--nodes=2", "--ntasks-per-node=4", "--cpus-per-task=4", "--gpus-per-node=8") + (
+        "srun --kill-on-bad-exit=1 uv run python train.py\n"
+    )
+    fixed = fix_text(original, ["SBL104"], unsafe=True)
+    assert "#SBATCH --ntasks-per-node=8\n#SBATCH --cpus-per-task=2\n" in fixed
+    unscaled = fixed.replace("--cpus-per-task=2", "--cpus-per-task=4")
+    assert not slurm.test_only(slurm.script(unscaled, "unscaled.sbatch"), env=clean_env()).accepted
+    result = slurm.test_only(slurm.script(fixed, "fixed.sbatch"), env=clean_env())
+    assert result.accepted, result.output
+
+
+def test_sbl101_fix_keeps_the_nodes_cpus(slurm):
+    original = header("--nodes=2", "--ntasks-per-node=8", "--cpus-per-task=2", "--gpus-per-node=8") + textwrap.dedent(
+        """\
+        export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK
+        srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 --master_port=29500 train.py'
+        """
+    )
+    assert lint_text(original, ["SBL101"])
+    fixed = fix_text(original, ["SBL101"])
+    assert "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=16\n" in fixed
+    before = resources(slurm, original, "original.sbatch")
+    after = resources(slurm, fixed, "fixed.sbatch")
+    assert before == after == ("16(x2)", {"32"})
+    unscaled = resources(slurm, fixed.replace("--cpus-per-task=16", "--cpus-per-task=2"), "unscaled.sbatch")
+    assert unscaled == ("2(x2)", {"4"})  # what the count alone left each node
