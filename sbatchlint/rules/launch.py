@@ -719,9 +719,13 @@ class TorchrunMissingNodeArgs(Rule):
         launcher, with `\\$` inside a double-quoted string so each task expands its own node ID
         (`${SLURM_NNODES}`, the step's own count, when the step sets `--nodes` itself).
         When torchrun is written directly on srun's command line, the batch shell would expand
-        `$SLURM_NODEID` once, on the first node, and give every node rank 0: there is no fix
-        then (only a missing `--nnodes`, a job-wide value, is added); the report's help shows
-        the `bash -c '…'` form and the c10d alternative.
+        `$SLURM_NODEID` once, on the first node, and give every node rank 0. So the fix gives
+        torchrun what needs no per-node value instead: the job's node count and a c10d
+        rendezvous on the first node of the allocation (`--rdzv_backend=c10d
+        --rdzv_endpoint=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1):29500
+        --rdzv_id=$SLURM_JOB_ID`; the launch's own `--master_addr`/`--master_port` when it
+        writes them), which assigns the node ranks itself. No fix when the launch already names
+        part of a rendezvous.
     """
     examples = Examples(lambda: (
         Bad(
@@ -761,7 +765,16 @@ class TorchrunMissingNodeArgs(Rule):
                 srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 pretrain_gpt.py
                 """
             ),
-            title="torchrun directly on srun's command line: reported, not fixed",
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 torchrun --nnodes=${SLURM_JOB_NUM_NODES} --rdzv_backend=c10d --rdzv_endpoint=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1):29500 --rdzv_id=$SLURM_JOB_ID --nproc_per_node=8 pretrain_gpt.py
+                """
+            ),
+            title="torchrun directly on srun's command line: a c10d rendezvous, which needs no node rank",
         ),
         Good(
             clean(
@@ -897,7 +910,7 @@ class TorchrunMissingNodeArgs(Rule):
             }
         else:
             # the batch shell expands them once: right for the node count, never for the node ID
-            if "node_rank" in missing or quote not in ("", '"'):
+            if quote not in ("", '"'):
                 return None
             if own_nodes:
                 count = geometry(script, launch.step).nodes.value
@@ -906,11 +919,39 @@ class TorchrunMissingNodeArgs(Rule):
                 values = {"nnodes": str(count)}
             else:
                 values = {"nnodes": "${SLURM_JOB_NUM_NODES}"}
+            if "node_rank" in missing:
+                # no node ID the batch shell could give each node: a c10d rendezvous on the first
+                # node assigns the ranks, from job-wide values only
+                if quote != "" or launch.has("rdzv_backend", "rdzv_endpoint", "rdzv_id", "standalone"):
+                    return None
+                words = [f"{launch.spelling(m)}={values[m]}" for m in missing if m != "node_rank"]
+                spell = launch.spelling
+                words += [
+                    f"{spell('rdzv_backend')}=c10d",
+                    f"{spell('rdzv_endpoint')}={self._endpoint(script, launch)}",
+                    f"{spell('rdzv_id')}=$SLURM_JOB_ID",
+                ]
+                edit = placement.add_launcher_options(script, launch, words)
+                if edit is None:
+                    return None
+                return Fix.safe("add a c10d rendezvous on the first node" + (" and the node count" if "nnodes" in missing else ""), edit)
         words = [f"{launch.spelling(m)}={values[m]}" for m in missing]
         edit = placement.add_launcher_options(script, launch, words)
         if edit is None:
             return None
         return Fix.safe(f"add {' '.join(words)} after the launcher", edit)
+
+    @staticmethod
+    def _endpoint(script, launch: Launch) -> str:
+        """``<first node>:<port>``: the launch's own master address and port when it gives them
+        (as written), else the allocation's first node and port 29500."""
+        parts = []
+        for name, default in (("master_addr", FIRST_NODE), ("master_port", str(RDZV_PORT))):
+            option = launch.option(name)
+            text = script.text(option.span) if option is not None and option.span is not None and option.value is not None else ""
+            value = text[len(option.written):].lstrip("= \t") if option is not None and text.startswith(option.written) else ""
+            parts.append(value or default)
+        return ":".join(parts)
 
 
 # -- SBL104 ---------------------------------------------------------------------------------------

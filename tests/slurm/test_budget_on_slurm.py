@@ -3,11 +3,11 @@
 
 - SBL102's migration of a 1-task × 16-CPU job to one task per GPU: left as it was, the CPUs per
   task give 8 × 16 = 128 CPUs per node and ``sbatch --test-only`` refuses the job; the fix's
-  ``--cpus-per-task=2`` is accepted, and run for real the job and its step hold the 16 CPUs of
-  each node the original held.
+  ``--cpus-per-task=2`` is accepted; run for real (with half a node, 1 × 8 → 4 × 2), the job and
+  its step hold the CPUs of each node the original held.
 - SBL104's fix of 4 tasks × 4 CPUs to 8 tasks: unscaled 32 CPUs per node, refused; fixed accepted.
-- SBL101's fix of 8 tasks × 2 CPUs to one torchrun per node: run for real, the job and the step
-  hold 16 CPUs per node before and after (without the rescaling: 2).
+- SBL101's fix of 4 tasks × 2 CPUs to one torchrun per node: run for real, the job and the step
+  hold 8 CPUs per node before and after (without the rescaling: 2).
 
 The task commands are swapped for a probe after fixing: what is compared is what the header and
 srun ask Slurm for, read back from the job (``SLURM_JOB_CPUS_PER_NODE``) and from ``scontrol show
@@ -54,7 +54,7 @@ def runnable(text: str) -> str:
 
 
 def resources(slurm, text: str, name: str):
-    info, out = slurm.run(slurm.script(runnable(text), name), env=clean_env(), timeout=120)
+    info, out = slurm.run(slurm.script(runnable(text), name), env=clean_env(), timeout=400)
     assert info.ok, (info, out)
     (job,) = parse_lines(out, "JOB")
     steps = parse_lines(out, "STEP")
@@ -77,9 +77,18 @@ def test_migration_keeps_the_nodes_cpus(slurm):
     accepted = slurm.test_only(slurm.script(fixed, "fixed.sbatch"), env=clean_env())
     assert accepted.accepted, accepted.output
 
+
+def test_migrated_job_holds_the_same_cpus(slurm):
+    # half a node (the cluster is shared: a job asking for whole nodes may wait long)
+    original = header("--nodes=2", "--ntasks-per-node=1", "--cpus-per-task=8", "--gpus-per-node=4") + (
+        "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK\ncd /lustre/proj/Megatron-Bridge\n"
+        + MIGRATE.replace("--nproc_per_node=8", "--nproc_per_node=4")
+    )
+    fixed = fix_text(original, ["SBL102"], unsafe=True)
+    assert "#SBATCH --ntasks-per-node=4\n#SBATCH --cpus-per-task=2\n" in fixed
     before = resources(slurm, original, "original-run.sbatch")
     after = resources(slurm, fixed, "fixed-run.sbatch")
-    assert before == after == ("16(x2)", {"32"})  # 16 CPUs on each of the 2 nodes, all in the step
+    assert before == after == ("8(x2)", {"16"})  # 8 CPUs on each of the 2 nodes, all in the step
 
 
 def test_sbl104_fix_keeps_the_nodes_cpus(slurm):
@@ -95,17 +104,17 @@ def test_sbl104_fix_keeps_the_nodes_cpus(slurm):
 
 
 def test_sbl101_fix_keeps_the_nodes_cpus(slurm):
-    original = header("--nodes=2", "--ntasks-per-node=8", "--cpus-per-task=2", "--gpus-per-node=8") + textwrap.dedent(
+    original = header("--nodes=2", "--ntasks-per-node=4", "--cpus-per-task=2", "--gpus-per-node=4") + textwrap.dedent(
         """\
         export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK
-        srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=8 --master_port=29500 train.py'
+        srun --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=4 --master_port=29500 train.py'
         """
     )
     assert lint_text(original, ["SBL101"])
     fixed = fix_text(original, ["SBL101"])
-    assert "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=16\n" in fixed
+    assert "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=8\n" in fixed
     before = resources(slurm, original, "original.sbatch")
     after = resources(slurm, fixed, "fixed.sbatch")
-    assert before == after == ("16(x2)", {"32"})
-    unscaled = resources(slurm, fixed.replace("--cpus-per-task=16", "--cpus-per-task=2"), "unscaled.sbatch")
+    assert before == after == ("8(x2)", {"16"})
+    unscaled = resources(slurm, fixed.replace("--cpus-per-task=8", "--cpus-per-task=2"), "unscaled.sbatch")
     assert unscaled == ("2(x2)", {"4"})  # what the count alone left each node

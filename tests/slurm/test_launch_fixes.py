@@ -90,3 +90,35 @@ def test_train_cmd_string_sbl103_fix(slurm):
     results = parse_lines(out, "RESULT")
     assert sorted(int(r["rank"]) for r in results) == [0, 1, 2, 3], out
     assert {r["world"] for r in results} == {"4"} and {r["sum"] for r in results} == {"6"}
+
+
+def test_torchrun_on_srun_sbl103_fix_forms_one_world(slurm):
+    # torchrun written directly on srun's command line: no node rank the batch shell could give
+    # each node, so the fix adds a c10d rendezvous on the first node, from job-wide values
+    original = job(f"""
+        #!/bin/bash
+        #SBATCH --job-name=sbl103-direct
+        #SBATCH --nodes=2
+        #SBATCH --ntasks-per-node=1
+        #SBATCH --time=2
+        @PRELUDE@
+        srun --kill-on-bad-exit=1 {PY} -m torch.distributed.run --nproc_per_node=2 --master_addr=$MASTER_ADDR --master_port=$MASTER_PORT {DEMO}
+        """)
+    (finding,) = lint_text(original, ["SBL103"])
+    assert finding.fix is not None and finding.fix.applicability.value == "safe"
+    fixed = fix_text(original, ["SBL103"])
+    assert (
+        "torch.distributed.run --nnodes=${SLURM_JOB_NUM_NODES} --rdzv_backend=c10d "
+        "--rdzv_endpoint=$MASTER_ADDR:$MASTER_PORT --rdzv_id=$SLURM_JOB_ID --nproc_per_node=2"
+    ) in fixed
+    assert not lint_text(fixed, ["SBL103", "SBL113", "SBL201"])
+
+    info, out = slurm.run(slurm.script(original, "original.sbatch"), timeout=150)
+    # each node's agent starts a world of its own on its own node (here both nodes share one
+    # host, so the second cannot even bind the port): never one world of four
+    assert "4" not in {r["world"] for r in parse_lines(out, "RESULT")}, out
+    info, out = slurm.run(slurm.script(fixed, "fixed.sbatch"), timeout=150)
+    assert info.ok, (info, out)
+    results = parse_lines(out, "RESULT")
+    assert sorted(int(r["rank"]) for r in results) == [0, 1, 2, 3], out
+    assert {r["world"] for r in results} == {"4"} and {r["sum"] for r in results} == {"6"}
