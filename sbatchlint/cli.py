@@ -506,7 +506,7 @@ def server_command() -> None:
 @click.option("--workdir", help="Repository on the shared filesystem (default: the current directory, if under --shared-fs).")
 @click.option("--log-dir", help="Log directory (default: <shared-fs>/logs).")
 @click.option("--launcher", type=click.Choice(["auto", "srun", "torchrun"]), default="auto", show_default=True,
-              help="auto: torchrun only for Megatron-LM's pretrain_*.py, srun-native otherwise.")
+              help="auto: srun-native for Megatron-Bridge and scripts that read SLURM_PROCID; torchrun for Megatron-LM and scripts that read only torchrun's variables.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the script to FILE instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite the --output file.")
 @click.option("--allow-placeholders", is_flag=True, help="Print <ACCOUNT>-style placeholders for unknown values instead of refusing.")

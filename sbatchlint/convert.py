@@ -5,21 +5,25 @@ The command (``uv run python -m torch.distributed.run --nproc_per_node=8 example
 launcher, its options, the entry point and its arguments, every word with the pieces it is made
 of. The script it becomes follows the design this project lints for:
 
-- srun-native (every entry point but Megatron-LM's ``pretrain_*.py``, unless ``--launcher
-  torchrun``): ``--ntasks-per-node`` = GPUs per node and ``srun … uv run python <script> <args>``
-  on the step's command line, no rendezvous variable set (Bridge derives them from ``SLURM_*``);
-- torchrun (legacy, for Megatron-LM): one task per node and a ``TRAIN_CMD`` string run by
+- srun-native (Megatron-Bridge entry points, scripts that read Slurm's rank variables, and a
+  plain ``python x.py``; or ``--launcher srun``): ``--ntasks-per-node`` = GPUs per node and
+  ``srun … uv run python <script> <args>`` on the step's command line, no rendezvous variable set
+  (Bridge derives them from ``SLURM_*``);
+- torchrun (legacy: Megatron-LM, and a torchrun command whose script reads only torchrun's
+  variables or cannot be found to be read): one task per node and a ``TRAIN_CMD`` string run by
   ``bash -c`` with ``--nnodes``/``--node_rank`` escaped so each node's task expands its own,
   ``--master_addr`` from the first node, ``PYTHONPATH`` holding the Megatron-LM checkout;
 - always: the header (``--gpus-per-node``, ``--exclusive``, ``--output=<log dir>/<job>_%j.log``),
-  ``HF_HOME``/``UV_CACHE_DIR``/``NEMO_HOME`` on the shared filesystem, container mounts covering
-  the repository, data, logs and caches at the same path, the two-phase ``uv sync`` start,
+  ``HF_HOME``/``NEMO_HOME`` on the shared filesystem, container mounts covering the repository,
+  data, logs and caches at the same path, ``UV_CACHE_DIR`` and the two-phase ``uv sync`` start
+  (only for a command that runs ``uv run``: an image without uv would fail at ``uv sync``),
   ``--kill-on-bad-exit=1``, ``rm -rf nemo_experiments`` before Bridge training, no secret value
   (a comment says tokens come from the environment), and a comment to create the log directory
   before ``sbatch``.
 
-A value that cannot be known (account, container image, shared filesystem, working directory,
-node count) stops the conversion with a one-line message naming the option; with
+Values that cannot be known (account, container image, shared filesystem, working directory
+unless the current directory lies under the shared filesystem, node count) stop the conversion
+with a one-line message naming every option missing; with
 ``allow_placeholders`` it becomes ``<ACCOUNT>``-style placeholders instead (SBL009 reports them).
 """
 from __future__ import annotations
@@ -120,8 +124,9 @@ class Parsed:
     launch: Launch
     source: Source  # the command as parsed (prefixed with ``srun `` so the model sees a step)
     env: List[Tuple[str, str]]  # NAME, value as written
-    runner: List[str]  # ``uv run [flags]`` as written
+    runner: List[str]  # ``uv run [flags]`` as written; empty for a command without uv
     python_options: List[str]  # interpreter options as written (``-u``)
+    interpreter: str  # the interpreter as written (``python3``), ``python`` for torchrun
     entry: str  # the script path or module name as written
     module: bool
     args: List[Word]
@@ -189,7 +194,7 @@ def parse_command(text: str) -> Parsed:
         raise ConvertError("the command must start with the launcher (`uv run`, `python` or `torchrun`)")
     if launch.options_incomplete:
         raise ConvertError("torchrun's options come partly from a variable: write them out")
-    runner, python_options = _runner(source, launch)
+    runner, python_options, interpreter = _runner(source, launch)
     nproc_opt = launch.option("nproc_per_node")
     other = [
         " ".join(_raw(source, w) for w in option.words)
@@ -203,6 +208,7 @@ def parse_command(text: str) -> Parsed:
         env=env,
         runner=runner,
         python_options=python_options,
+        interpreter=interpreter,
         entry=_raw(source, entry.word),
         module=entry.kind == "module",
         args=list(launch.args),
@@ -213,8 +219,9 @@ def parse_command(text: str) -> Parsed:
     )
 
 
-def _runner(source: Source, launch: Launch) -> Tuple[List[str], List[str]]:
-    """``uv run [flags]`` and the interpreter's options, as written (``uv run`` when absent)."""
+def _runner(source: Source, launch: Launch) -> Tuple[List[str], List[str], str]:
+    """``uv run [flags]`` (empty when the command has no uv), the interpreter's options and the
+    interpreter, as written (``python`` when the command starts with ``torchrun``)."""
     words = list(launch.launcher)
     if launch.kind != SRUN_NATIVE:
         # drop ``torchrun`` / ``-m torch.distributed.run``
@@ -226,8 +233,10 @@ def _runner(source: Source, launch: Launch) -> Tuple[List[str], List[str]]:
         words = words[:-1]
     runner: List[str] = []
     python_options: List[str] = []
+    interpreter = "python"
+    uses_uv = bool(words) and words[0].text == "uv"
     i = 0
-    if words and words[0].text == "uv":
+    if uses_uv:
         if len(words) < 2 or words[1].text != "run":
             raise ConvertError("only `uv run` is understood as a runner")
         i = 2
@@ -237,9 +246,11 @@ def _runner(source: Source, launch: Launch) -> Tuple[List[str], List[str]]:
     elif words and not PYTHON.match(posixpath.basename(words[0].text)):
         raise ConvertError(f"`{words[0].text}` is not a runner this command understands: use `uv run`")
     if i < len(words):
-        i += 1  # python itself: the script runs with uv's environment
+        if not uses_uv:
+            interpreter = _raw(source, words[i])
+        i += 1  # python itself (under uv: the script runs with uv's environment)
         python_options = [_raw(source, w) for w in words[i:]]
-    return ["uv", "run"] + runner, python_options
+    return (["uv", "run"] + runner if uses_uv else []), python_options, interpreter
 
 
 def _refuse_secrets(data: bytes) -> None:
@@ -260,7 +271,7 @@ def convert(request: Request) -> Result:
     workload = entry_workload(parsed.launch.entry, None if _is_placeholder(values["workdir"]) else values["workdir"])
     launcher = request.launcher
     if launcher == "auto":
-        launcher = "torchrun" if workload is Workload.MEGATRON_LM else "srun"
+        launcher = _auto_launcher(request, parsed, values, workload, notes)
     if launcher not in ("srun", "torchrun"):
         raise ConvertError(f"--launcher must be auto, srun or torchrun, not {launcher}")
     if launcher == "srun" and parsed.other_options:
@@ -281,22 +292,82 @@ def convert(request: Request) -> Result:
     return Result(text, launcher, notes)
 
 
+def _auto_launcher(request: Request, parsed: Parsed, values: Dict[str, str], workload: Optional[Workload],
+                   notes: List[str]) -> str:
+    """srun-native for a Megatron-Bridge entry point or a script that reads Slurm's rank
+    variables; torchrun for Megatron-LM and for a script that reads only torchrun's (``LOCAL_RANK``,
+    ``WORLD_SIZE``). The script is read when it is found (from ``--workdir`` when it exists here,
+    the current directory or its repository), as the SBL5xx rules read it."""
+    if workload is Workload.MEGATRON_LM:
+        return "torchrun"
+    if workload is Workload.BRIDGE:
+        return "srun"
+    torchrun = parsed.launch.kind != SRUN_NATIVE
+    path = _entry_file(request, parsed, values)
+    if path is None:
+        if torchrun:
+            notes.append(
+                f"{parsed.entry} was not found here, so whether it reads Slurm's variables is not known: kept torchrun "
+                "(--launcher srun for one task per GPU)"
+            )
+        return "torchrun" if torchrun else "srun"
+    reads = _variables_read(path)
+    slurm = sorted(reads & variables.SLURM_WORLD)
+    launcher_only = sorted(reads & variables.TORCHRUN_SET)
+    if slurm:
+        return "srun"
+    if launcher_only:
+        notes.append(
+            f"{path} reads {', '.join(launcher_only)} (set by torchrun, not by srun): kept torchrun "
+            "(--launcher srun once it also reads SLURM_PROCID, SLURM_LOCALID and SLURM_NTASKS)"
+        )
+        return "torchrun"
+    return "torchrun" if torchrun else "srun"
+
+
+def _entry_file(request: Request, parsed: Parsed, values: Dict[str, str]) -> Optional[str]:
+    import os
+
+    from .python.entry import entry_path, repository_root, resolve
+
+    name = entry_path(parsed.launch.entry)
+    base = request.cwd or os.getcwd()
+    workdir = values.get("workdir")
+    if name is None:
+        return None
+    try:
+        return resolve(name, None if workdir is None or _is_placeholder(workdir) else workdir, [], base,
+                       repository_root(base))
+    except OSError:
+        return None
+
+
+def _variables_read(path: str) -> frozenset:
+    from .python.environment import variables_read
+    from .python.module import PythonModule
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return frozenset()
+    return frozenset(variables_read(PythonModule(Source(data, path))))
+
+
 def _is_placeholder(value: str) -> bool:
     return value.startswith("<") and value.endswith(">")
 
 
 def _resolve(request: Request, parsed: Parsed, notes: List[str]) -> Dict[str, str]:
     values: Dict[str, str] = {}
+    missing: List[str] = []
 
     def need(key: str, value: Optional[str]) -> str:
         if value:
             return value
-        if request.allow_placeholders:
-            return PLACEHOLDERS[key]
-        option = "--" + key.replace("_", "-")
-        raise ConvertError(
-            f"{option} is required ({WHAT[key]}); or pass --allow-placeholders to print {PLACEHOLDERS[key]} instead"
-        )
+        if not request.allow_placeholders:
+            missing.append(key)
+        return PLACEHOLDERS[key]
 
     values["account"] = need("account", request.account)
     values["container_image"] = need("container_image", request.container_image)
@@ -307,6 +378,14 @@ def _resolve(request: Request, parsed: Parsed, notes: List[str]) -> Dict[str, st
         workdir = posixpath.normpath(request.cwd)
     values["workdir"] = need("workdir", workdir)
     values["nodes"] = need("nodes", str(request.nodes) if request.nodes else None)
+    if missing:
+        names = [f"--{key.replace('_', '-')}" for key in missing]
+        if len(missing) == 1:
+            what = f"{names[0]} is required ({WHAT[missing[0]]})"
+        else:
+            listed = ", ".join(names[:-1]) + " and " + names[-1]
+            what = f"{listed} are required ({'; '.join(f'{n}: {WHAT[k]}' for n, k in zip(names, missing))})"
+        raise ConvertError(f"{what}; or pass --allow-placeholders to print placeholders instead")
     log_dir = _absolute("--log-dir", request.log_dir)
     values["log_dir"] = log_dir or f"{shared}/logs"
     gpus = request.gpus_per_node
@@ -488,11 +567,14 @@ def _render(request: Request, parsed: Parsed, values: Dict[str, str], launcher: 
     nodes, gpus, job = values["nodes"], values["gpus"], values["job_name"]
     shared, workdir, log_dir = values["shared_fs"], values["workdir"], values["log_dir"]
     torchrun = launcher == "torchrun"
+    uv = bool(parsed.runner)
     caches = {
         "HF_HOME": "cache/huggingface",
         "UV_CACHE_DIR": "cache/uv",
         "NEMO_HOME": "cache/nemo",
     }
+    if not uv:
+        del caches["UV_CACHE_DIR"]  # no uv in the command: an image without uv has no use for it
     cache_paths = [f"{shared}/{sub}" for sub in caches.values()]
     mounts = _mounts(request, parsed, values, cache_paths)
     script_name = request.script_name or f"{job}.sbatch"
@@ -554,18 +636,23 @@ def _render(request: Request, parsed: Parsed, values: Dict[str, str], launcher: 
         '  --container-image="$IMAGE" --container-mounts="$MOUNTS" \\',
         '  --container-workdir="$WORKDIR" --no-container-mount-home \\',
     ]
-    python = " ".join(["python"] + parsed.python_options)
+    python = " ".join([parsed.interpreter if not uv else "python"] + parsed.python_options)
     run = " ".join(parsed.runner + [python])
     entry = ("-m " if parsed.module else "") + parsed.entry
     if torchrun:
         out += _train_cmd(parsed, values, run, entry, workload)
-    out += ["", "# Phase 1: one task builds the environment into the shared uv cache.", "srun --nodes=1 --ntasks=1 \\"]
-    out += container + ["  uv sync", ""]
+    if uv:
+        out += ["", "# Phase 1: one task builds the environment into the shared uv cache.", "srun --nodes=1 --ntasks=1 \\"]
+        out += container + ["  uv sync", ""]
+    else:
+        out += [""]
+    phase = "Phase 2: one" if uv else "One"
     if torchrun:
-        out += [f"# Phase 2: one torchrun per node; if one dies, the step ends at once instead of hanging."]
+        out += [f"# {phase} torchrun per node; if one dies, the step ends at once instead of hanging."]
         out += ["srun --kill-on-bad-exit=1 \\"] + container + ['  bash -c "$TRAIN_CMD"']
     else:
-        out += ["# Phase 2: one task per GPU; `uv run` finds everything cached. If one rank dies, the step ends",
+        cached = "; `uv run` finds everything cached" if uv else ""
+        out += [f"# {phase} task per GPU{cached}. If one rank dies, the step ends",
                 "# at once instead of the others waiting for it until the time limit."]
         out += ["srun --kill-on-bad-exit=1 \\"] + container
         args = [_direct_argument(parsed, w) for w in parsed.args]

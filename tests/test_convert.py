@@ -281,3 +281,68 @@ def test_output_file_is_not_overwritten_without_force(tmp_path):
     assert again.exit_code == 2 and "--force" in again.stderr and out.read_text() == "mine\n"
     forced = _run([BRIDGE, "--nodes", "4", *SITE, "-o", str(out), "--force"])
     assert forced.exit_code == 0 and out.read_text() == text
+
+
+def test_every_missing_option_is_reported_at_once():
+    result = _run([BRIDGE, "--shared-fs", "/lustre/fsw/llm"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert "--account, --container-image, --workdir and --nodes are required" in result.stderr
+    assert "--workdir: where the repository lives on the shared filesystem" in result.stderr
+
+
+# -- the launcher `auto` picks, from the entry point's own code ---------------------------------------
+TORCHRUN_READER = """\
+import os
+
+local_rank = int(os.environ["LOCAL_RANK"])
+world = int(os.getenv("WORLD_SIZE", "1"))
+"""
+SLURM_READER = """\
+import os
+from os import environ
+
+rank = int(environ.get("SLURM_PROCID", os.environ.get("RANK", "0")))
+world = int(os.environ["SLURM_NTASKS"])
+"""
+
+
+def _auto(tmp_path, monkeypatch, command: str, code=None):
+    monkeypatch.chdir(tmp_path)
+    if code is not None:
+        (tmp_path / "train.py").write_text(code)
+    # the job's paths are on the cluster's shared filesystem; the script is found in the current directory
+    return convert(Request(command, nodes=2, account="a", container_image="i", shared_fs="/lustre/fsw/llm",
+                           workdir="/lustre/fsw/llm/train", cwd=str(tmp_path)))
+
+
+def test_auto_keeps_torchrun_for_a_script_that_reads_torchruns_variables(tmp_path, monkeypatch):
+    result = _auto(tmp_path, monkeypatch, "torchrun --nproc_per_node=8 train.py --lr 3e-4", TORCHRUN_READER)
+    assert result.launcher == "torchrun"
+    assert "#SBATCH --ntasks-per-node=1" in result.text and "-m torch.distributed.run" in result.text
+    assert any("reads LOCAL_RANK, WORLD_SIZE (set by torchrun, not by srun)" in note for note in result.notes)
+    assert not lint_text(result.text), [d.code for d in lint_text(result.text)]
+
+
+def test_auto_goes_srun_native_for_a_script_that_reads_slurms_variables(tmp_path, monkeypatch):
+    result = _auto(tmp_path, monkeypatch, "torchrun --nproc_per_node=8 train.py --lr 3e-4", SLURM_READER)
+    assert result.launcher == "srun"
+    assert "#SBATCH --ntasks-per-node=8" in result.text and "torch.distributed.run" not in result.text
+
+
+def test_auto_keeps_torchrun_when_the_script_is_not_found(tmp_path, monkeypatch):
+    result = _auto(tmp_path, monkeypatch, "torchrun --nproc_per_node=8 train.py")
+    assert result.launcher == "torchrun"
+    assert any("train.py was not found here" in note for note in result.notes)
+    # a command that starts python itself, without a launcher, stays srun-native
+    assert _auto(tmp_path, monkeypatch, "python train.py").launcher == "srun"
+
+
+def test_no_uv_phase_or_cache_for_a_command_without_uv(tmp_path, monkeypatch):
+    plain = _auto(tmp_path, monkeypatch, "python3 -u -m torch.distributed.run --nproc_per_node=8 train.py", SLURM_READER)
+    assert "uv sync" not in plain.text and "UV_CACHE_DIR" not in plain.text and "uv run" not in plain.text
+    assert "  python3 -u train.py\n" in plain.text  # the interpreter as written
+    with_uv = _auto(tmp_path, monkeypatch, "uv run python -m torch.distributed.run --nproc_per_node=8 train.py", SLURM_READER)
+    assert "export UV_CACHE_DIR=$SHARED_FS/cache/uv\n" in with_uv.text and "  uv sync\n" in with_uv.text
+    for result in (plain, with_uv):
+        assert not lint_text(result.text), [d.code for d in lint_text(result.text)]

@@ -191,6 +191,11 @@ FILE_PATTERN: Dict[str, str] = {v.name: v.file_pattern for v in TABLE if v.file_
 ALWAYS_SET: FrozenSet[str] = _names(always_set=(True,))
 # Slurm's own rank variable: the task's index in its step.
 SLURM_RANK = next(v.name for v in TABLE if v.set_by == SLURM and v.index == RANK and v.scope == TASK)
+# What a program reads to join a world that srun started: its rank, its local rank, the task count.
+SLURM_WORLD: FrozenSet[str] = _names(set_by=(SLURM,), index=(RANK, LOCAL)) | frozenset(
+    v.name for v in TABLE if v.set_by == SLURM and v.scope == JOB and v.per_step_value and v.in_every_task
+    and v.name.endswith(("NTASKS", "NPROCS"))
+)
 
 
 def slurm_equivalent(name: str) -> Optional[str]:

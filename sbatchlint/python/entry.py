@@ -35,7 +35,7 @@ def launched_python_files(script, batch_path: str) -> List[str]:
     seen: Set[str] = set()
     for launch in launches(script):
         for variant in launch.variants or [launch]:
-            name = _entry_path(variant.entry)
+            name = entry_path(variant.entry)
             if name is None:
                 continue
             try:
@@ -53,7 +53,7 @@ def launched_python_files(script, batch_path: str) -> List[str]:
     return found
 
 
-def _entry_path(entry) -> Optional[str]:
+def entry_path(entry) -> Optional[str]:
     """The file an entry point names: ``train.py`` as written, ``-m pkg.train`` as ``pkg/train.py``."""
     if entry is None or not entry.known:
         return None
