@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import List, Optional, Sequence, Tuple
 
 from ..diagnostics import Edit
+from ..source import Span
 from .steps import Step
 
 # Statements that hold a list of statements: a line inserted between two of them runs on its own.
@@ -276,3 +277,96 @@ def file_comment_line(script) -> int:
     if data.startswith(b"#!"):
         return script.source.line_span(1, with_newline=True).end
     return 0
+
+
+# -- a task command run by the task's own shell ------------------------------------------------------
+TASK_SHELL = "bash -c 'exec "
+
+
+def wrap_in_task_shell(script, step: Step, site: Span, keep, same) -> Optional[Tuple[List[Edit], List[str]]]:
+    """Run a step's task command, written on srun's command line, through the task's own shell:
+    ``srun … python t.py --data $DATA --rank $SLURM_PROCID`` becomes ``srun … bash -c 'exec python
+    t.py --data "${1}" --rank $SLURM_PROCID' _ "$DATA"``, the words and the lines between them as
+    they were written. ``exec`` makes the program the task itself, so signals, ``--kill-on-bad-exit``
+    and the exit code reach it as before.
+
+    ``keep(name)`` says, for each variable expanded in the command, whether the task's shell
+    expands it (True: it stays inside the quotes), the batch shell must (False: its value is passed
+    as a positional argument, the expansion written as at the step), or the command cannot be
+    moved (None); ``same(name)``, whether its value is the same in the batch shell and every task
+    (a job-wide value the batch shell put into another variable may go in as an argument; a
+    per-task one may not). ``site``: the expansion the fix is for, which must lie in the task command.
+    Returns the edits and the batch-shell expansions passed as arguments; None when the command
+    is not written on srun's command line in one place, or carries a value the batch shell
+    expanded from another variable that ``keep`` would not pass. A single quote of the command
+    is written ``'\\''`` inside the new quotes.
+    """
+    words = step.task_argv
+    command = step.command.node
+    if not words or command is None:
+        return None
+    data = script.data
+    nodes = []
+    for word in words:
+        node = word.node
+        if node is None or node.parent is None or (node.parent.start_byte, node.parent.end_byte) != (
+            command.start_byte, command.end_byte
+        ):
+            return None
+        nodes.append(node)
+    for before, after in zip(nodes, nodes[1:]):
+        gap = data[before.end_byte : after.start_byte]
+        if gap.replace(b"\\\r\n", b"").replace(b"\\\n", b"").strip(b" \t"):
+            return None
+    start, end = nodes[0].start_byte, nodes[-1].end_byte
+    if not (start <= site.start and site.end <= end):
+        return None
+    sites: List[Tuple[Span, bool]] = []  # (expansion written at the step, inside double quotes)
+    for word, node in zip(words, nodes):
+        for piece in word.pieces:
+            if piece.via:
+                found = piece.via[0]
+                if piece.name is not None and keep(piece.name) is not False and not same(piece.name):
+                    return None  # a per-task value the batch shell put into another variable
+            elif piece.known or piece.span is None:
+                continue
+            else:
+                decision = keep(piece.name) if piece.name else False
+                if decision is None:
+                    return None
+                if decision:
+                    continue
+                found = piece.span
+            if not (start <= found.start and found.end <= end):
+                return None
+            if all(found != s for s, _ in sites):
+                sites.append((found, _in_double_quotes(node, found)))
+    edits = [Edit.insert(start, TASK_SHELL)]
+    arguments: List[str] = []
+    ordered = sorted(sites, key=lambda s: s[0].start)
+    for index, (where, quoted) in enumerate(ordered, 1):
+        written = data[where.start : where.end].decode("utf-8", "replace")
+        if not written.startswith("$(") and ('"' in written or "\\" in written):
+            return None  # it would need quoting of its own as an argument
+        arguments.append(written)
+        edits.append(Edit(where, f"${{{index}}}" if quoted else f'"${{{index}}}"'))
+    # a single quote of the command, inside the new single quotes: close, escaped quote, reopen
+    position = data.find(b"'", start, end)
+    while position >= 0:
+        if not any(where.start <= position < where.end for where, _ in ordered):
+            edits.append(Edit(Span(position, position + 1), "'\\''"))
+        position = data.find(b"'", position + 1, end)
+    tail = "'" + "".join(f' "{a}"' if i else f' _ "{a}"' for i, a in enumerate(arguments))
+    edits.append(Edit.insert(end, tail))
+    return edits, arguments
+
+
+def _in_double_quotes(node, span: Span) -> bool:
+    """The bytes of ``span`` lie inside a double-quoted string of the word ``node``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "string" and current.start_byte < span.start and span.end < current.end_byte:
+            return True
+        stack.extend(current.children)
+    return False

@@ -22,7 +22,7 @@ from ..model.boundary import (
     late_expansions,
     reaching_assignments,
 )
-from ..model import variables
+from ..model import placement, variables
 from ..model.heredocs import submission_expansions
 from ..model.geometry import geometry
 from ..registry import register
@@ -183,6 +183,38 @@ def _bash_c_form(occurrence: Occurrence, name: str) -> str:
     return occurrence.word.text.replace("${" + name + "}", "$" + name)
 
 
+def _task_expands(name: str) -> Optional[bool]:
+    """Inside ``bash -c '…'`` run by each task: True when the task's shell has the value meant
+    (a per-task, per-node or per-step value, or one srun sets alike in every task), False when only
+    the batch shell has it (passed as an argument), None when neither has it (a launcher's)."""
+    scope = variables.scope_of(name)
+    if scope in (variables.LAUNCHER, variables.LAUNCHER_WIDE):
+        return None
+    if scope in variables.TASK_EXPANDS_SCOPES:
+        return True
+    return name in variables.SRUN_TASK and name not in variables.PER_STEP_VALUE
+
+
+def _same_everywhere(name: str) -> bool:
+    """The batch shell and every task of a step hold the same value (the job's id, its nodes)."""
+    return variables.scope_of(name) == variables.JOB and name not in variables.PER_STEP_VALUE
+
+
+def _task_shell_fix(script, occurrence: Occurrence, entry: EarlyExpansion) -> Optional[Fix]:
+    """The step's task command run through the task's own shell (``bash -c 'exec …'``): safe when
+    nothing in it needs the batch shell, unsafe when batch-shell values go in as arguments
+    (their word splitting no longer applies)."""
+    wrapped = placement.wrap_in_task_shell(script, occurrence.step, entry.site, _task_expands, _same_everywhere)
+    if wrapped is None:
+        return None
+    edits, arguments = wrapped
+    description = "run the task command through each task's own shell (`bash -c 'exec …'`), which expands the value"
+    if arguments:
+        passed = ", ".join(f"`{a}`" for a in arguments)
+        return Fix.unsafe(f"{description}; the batch shell's {passed} passed as arguments", *edits)
+    return Fix.safe(description, *edits)
+
+
 # -- srun's own file-name options ------------------------------------------------------------------
 # srun opens these files for the tasks; a value the batch shell filled in is the same for all of them.
 FILE_NAME_OPTIONS = ("output", "error", "input")
@@ -323,9 +355,19 @@ class PerTaskVariableExpandedEarly(Rule):
         single quotes of the command string). The launchers' `RANK`, `LOCAL_RANK`, `NODE_RANK`
         are only escaped when the command string sets them itself; otherwise the task's shell
         has no value for them either, and the help names Slurm's own variable (`SLURM_PROCID`,
-        `SLURM_LOCALID`, `SLURM_NODEID`). On the step's command line no shell runs in the
-        task, so there is no automatic fix: run the command through `bash -c '…'` with the
-        variable in single quotes, as the help line shows.
+        `SLURM_LOCALID`, `SLURM_NODEID`).
+
+        On the step's command line no shell runs in the task, so the fix gives it one: the task
+        command is run through `bash -c 'exec …'`, its words and lines as they were written,
+        so each task's shell expands the variable, and `exec` leaves the program as the task
+        itself (signals, `--kill-on-bad-exit` and the exit code reach it as before). Values
+        only the batch shell has (`$DATA`, `$(…)`) are passed as arguments: `bash -c 'exec
+        python t.py --data "${1}" --rank $SLURM_PROCID' _ "$DATA"`. Safe when nothing else in
+        the command needs the batch shell (variables srun sets alike in every task, such as
+        `$SLURM_JOB_NUM_NODES`, stay inside the quotes); unsafe when values go in as arguments,
+        since the batch shell no longer splits them into words. No fix when the command holds a
+        single quote, comes from a variable (`srun $CMD`), or uses a launcher's variable
+        (`$RANK`) that no shell of the task has.
 
         Safe in srun's file-name options: exactly the bytes `$SLURM_PROCID`/`${SLURM_PROCID}`
         become `%t` and `$SLURM_NODEID`/`${SLURM_NODEID}` become `%n`, which srun replaces with
@@ -415,8 +457,63 @@ class PerTaskVariableExpandedEarly(Rule):
                   --master_addr=$MASTER_ADDR --master_port=29500 train.py
                 """
             ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=1
+                #SBATCH --gpus-per-node=8
+                export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+                srun --kill-on-bad-exit=1 bash -c 'exec torchrun --nproc_per_node=8 --nnodes=2 --node_rank=$SLURM_NODEID \\
+                  --master_addr="${1}" --master_port=29500 train.py' _ "$MASTER_ADDR"
+                """
+            ),
+            unsafe=True,
             contains="command line",
-            title="written directly on the step's command line (no automatic fix)",
+            title="written directly on the step's command line: the task's own shell, the batch shell's value as an argument",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 python train.py --rank $SLURM_PROCID --world $SLURM_NTASKS
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 bash -c 'exec python train.py --rank $SLURM_PROCID --world "${1}"' _ "$SLURM_NTASKS"
+                """
+            ),
+            unsafe=True,
+            title="a job-wide count srun sets per step stays the batch shell's, passed as an argument",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 python train.py --rank $SLURM_PROCID --job $SLURM_JOB_ID
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
+                #SBATCH --gpus-per-node=8
+                srun --kill-on-bad-exit=1 bash -c 'exec python train.py --rank $SLURM_PROCID --job $SLURM_JOB_ID'
+                """
+            ),
+            title="nothing else needs the batch shell: a safe fix",
         ),
         Good(
             clean(
@@ -581,11 +678,12 @@ class PerTaskVariableExpandedEarly(Rule):
                     f"once, on the job's first node: {consequence}"
                 )
                 help = (
-                    "let each task's shell expand it: `srun … bash -c '… "
+                    "let each task's shell expand it: `srun … bash -c 'exec … "
                     + _bash_c_form(direct, entry.name)
                     + " …'`"
                 )
-                yield self.report(script, entry.site, message, None, label="expanded by the batch shell", help=help)
+                fix = _task_shell_fix(script, direct, entry)
+                yield self.report(script, entry.site, message, fix, label="expanded by the batch shell", help=help)
                 continue
             message = (
                 f"`{written}` is expanded once by the batch shell, on the job's first node, "
