@@ -18,19 +18,27 @@ def apply_edits(source: Source, edits: Sequence[Edit]) -> bytes:
 
 
 def choose(fixes: Sequence[Fix]) -> List[Fix]:
-    """A set of fixes whose edits do not touch each other; the rest wait for the next pass."""
+    """A set of fixes whose edits do not touch each other; the rest wait for the next pass.
+
+    Insertions of different text at one point do not conflict: they go in in the order of their
+    fixes (by where each fix starts, then ends; for SBL003, the order of the moved lines). Were they
+    taken one per pass, a script with more such fixes than passes (fourteen directives after
+    the first command, all moved to the end of the header) would never settle."""
     chosen: List[Fix] = []
-    taken: List[Tuple[int, int]] = []
+    taken: List[Edit] = []
     for fix in sorted(fixes, key=lambda f: (f.span.start, f.span.end)):
-        spans = [(e.span.start, e.span.end) for e in fix.edits]
-        if any(_conflict(a, b) for a in spans for b in taken):
+        if any(_conflict(a, b) for a in fix.edits for b in taken):
             continue
         chosen.append(fix)
-        taken.extend(spans)
+        taken.extend(fix.edits)
     return chosen
 
 
-def _conflict(a: Tuple[int, int], b: Tuple[int, int]) -> bool:
+def _conflict(first: Edit, second: Edit) -> bool:
+    a = (first.span.start, first.span.end)
+    b = (second.span.start, second.span.end)
+    if a[0] == a[1] and b[0] == b[1] and a[0] == b[0]:
+        return first.text == second.text  # the same text twice is one fix found twice
     if a[0] == a[1] or b[0] == b[1]:  # an insertion conflicts with anything at or around its point
         return b[0] <= a[0] <= b[1] or a[0] <= b[0] <= a[1]
     return a[0] < b[1] and b[0] < a[1]

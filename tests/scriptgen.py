@@ -119,11 +119,23 @@ class _Writer:
         return len(self.lines) + 1
 
 
+# Directives an evaluation sweep writes after its first command (all valid for sbatch).
+LATE_DIRECTIVES = [
+    "--hint=nomultithread", "--constraint=a100", "--mail-type=ALL", "--comment=eval", "--open-mode=append",
+    "--requeue", "--signal=USR1@90", "--mem=0", "--distribution=block", "--wckey=eval", "--nice=10",
+    "--export=ALL", "--begin=now", "--array=0-12",
+]
+
+
 class _Gen:
-    def __init__(self, seed: int, size: int, literal: bool, runnable: bool, workdir: Optional[str]) -> None:
+    def __init__(self, seed: int, size: int, literal: bool, runnable: bool, workdir: Optional[str],
+                 late: bool = False) -> None:
         if size < 1:
             raise ValueError("size must be at least 1")
         self.rng = random.Random(f"sbatchlint-scriptgen:{seed}:{size}:{literal}:{runnable}")
+        self.late = late
+        # the late shape draws from a generator of its own: the other shapes keep their bytes
+        self.late_rng = random.Random(f"sbatchlint-scriptgen-late:{seed}:{size}")
         self.seed = seed
         self.size = size
         self.literal = literal
@@ -202,9 +214,43 @@ class _Gen:
         if exclusive:
             options.append("--exclusive")
         self.rng.shuffle(options)
+        if self.late:
+            self.late_header(options)
+            return
         for option in options:
             w.add(f"#SBATCH {option}")
         w.add("")
+
+    def late_header(self, options: List[str]) -> None:
+        """An evaluation sweep's header: a command after the first directives, every other
+        directive after it (sbatch ignores them), more of them than the fixer has passes."""
+        w, rng = self.w, self.late_rng
+        keep = rng.randint(1, 2)
+        for option in options[:keep]:
+            w.add(f"#SBATCH {option}")
+        w.add(rng.choice(["set -x -e", "set -e", "module purge"]))
+        extra = rng.sample(LATE_DIRECTIVES, rng.randint(10, len(LATE_DIRECTIVES)))
+        for option in options[keep:] + extra:
+            w.add(f"#SBATCH {option}" + (rng.choice(["", "   # as before"]) if rng.random() < 0.3 else ""))
+        w.add("")
+
+    def late_jobs(self) -> None:
+        """Jobs written in a loop from an unquoted here-document, each with its own late header,
+        then submitted: the evaluation sweep's other shape."""
+        w, rng = self.w, self.late_rng
+        tasks = rng.sample(["boolq", "copa", "rte", "wic", "wsc", "cb", "anli"], rng.randint(2, 4))
+        w.add(f"for TASK in {' '.join(tasks)}; do")
+        w.add("  JOB=$SHARED/jobs/eval_$TASK.slurm")
+        w.lines.append("cat <<EOT > $JOB")
+        w.lines.append("#!/bin/bash")
+        w.lines.append("#SBATCH --nodes=1")
+        w.lines.append("set -x -e")
+        for option in rng.sample(LATE_DIRECTIVES, rng.randint(10, len(LATE_DIRECTIVES))):
+            w.lines.append(f"#SBATCH {option}")
+        w.lines.append(f"srun {self.python} eval.py --task $TASK --out $SHARED/eval/$TASK")
+        w.lines.append("EOT")
+        w.add("  sbatch $JOB")
+        w.add("done")
 
     def preamble(self) -> None:
         w, rng = self.w, self.rng
@@ -472,6 +518,8 @@ class _Gen:
     def build(self) -> Job:
         self.header()
         self.preamble()
+        if self.late:
+            self.late_jobs()
         if not self.runnable and self.chance(0.4):
             self.step("cpu-tool")
             self.w.add("")
@@ -502,15 +550,18 @@ class _Gen:
         )
 
 
-def generate(seed: int, size: int = 1, literal: bool = False, runnable: bool = False, workdir: Optional[str] = None) -> Job:
-    """One job script, the same bytes for the same arguments. ``runnable`` implies ``literal``."""
-    return _Gen(seed, size, literal or runnable, runnable, workdir).build()
+def generate(seed: int, size: int = 1, literal: bool = False, runnable: bool = False, workdir: Optional[str] = None,
+             late: bool = False) -> Job:
+    """One job script, the same bytes for the same arguments. ``runnable`` implies ``literal``.
+    ``late``: the evaluation-sweep shape (directives after the first command, more of them than
+    the fixer's passes, and jobs written in a loop from here-documents with such headers)."""
+    return _Gen(seed, size, literal or runnable, runnable, workdir, late).build()
 
 
 def corpus(count: int, seed: int = 0, size: int = 1, literal: bool = False, runnable: bool = False,
-           workdir: Optional[str] = None) -> List[Job]:
+           workdir: Optional[str] = None, late: bool = False) -> List[Job]:
     """``count`` scripts with the seeds ``seed``, ``seed + 1``, …"""
-    return [generate(seed + k, size, literal, runnable, workdir) for k in range(count)]
+    return [generate(seed + k, size, literal, runnable, workdir, late) for k in range(count)]
 
 
 def shapes(jobs: List[Job]) -> Dict[str, int]:

@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 from sbatchlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
-from sbatchlint.fix import fix_to_fixed_point
+from sbatchlint.fix import choose, fix_to_fixed_point
+from sbatchlint.linter import Options, Selection, fix
 from sbatchlint.source import Source, Span
 from lintutil import fix_text, lint_text
 
@@ -61,3 +62,26 @@ def test_a_sync_step_copied_from_an_option_array_runs_one_task():
     assert not lint_text(once, ["SBL307"])
     assert fix_text(once, ["SBL307"]) == once
     assert subprocess.run(["bash", "-n"], input=once, text=True).returncode == 0
+
+
+def test_more_moved_directives_than_passes_settle_in_one_run():
+    # SBL003 moves each directive written after the first command to the end of the header: every
+    # fix inserts at that one point. Fourteen of them, more than the fixer's passes.
+    late = [
+        "--job-name=sweep", "--ntasks-per-node=1", "--cpus-per-task=8", "--hint=nomultithread", "--gres=gpu:1",
+        "--constraint=a100", "--time=05:00:00", "--output=%x-%j.out", "--account=eval", "--array=0-12",
+        "--mail-type=ALL", "--mem=0", "--exclusive", "--partition=gpu",
+    ]
+    text = "#!/bin/bash\n#SBATCH --nodes=1\nset -x -e\n" + "".join(f"#SBATCH {o}\n" for o in late) + "srun python eval.py\n"
+    result = fix(Source(text.encode(), "sweep.sh"), Options(Selection(select=["SBL003"])), unsafe=True)
+    assert result.converged
+    fixed = result.data.decode()
+    # every directive lands in the header, in the order they were written (the last one wins)
+    assert fixed == "#!/bin/bash\n#SBATCH --nodes=1\n" + "".join(f"#SBATCH {o}\n" for o in late) + "set -x -e\nsrun python eval.py\n"
+
+
+def test_the_same_insertion_from_two_findings_is_made_once():
+    edit = Edit.insert(10, "export X=1\n")
+    first, second = Fix.safe("a", edit), Fix.safe("b", Edit.insert(10, "export X=1\n"))
+    other = Fix.safe("c", Edit.insert(10, "export Y=2\n"))
+    assert choose([first, second, other]) == [first, other]
