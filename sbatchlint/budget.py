@@ -169,6 +169,12 @@ def _rescale_step_cpus(script, step: Step, old: int, new: int, kept: Kept, own_o
     kept.notes.append(f"`--cpus-per-task={per_task}` keeps the step's {total} CPUs per node")
 
 
+def node_cpus(script) -> Optional[int]:
+    """The CPUs each node of the job holds, when the header (or, for an ``--exclusive`` job, the
+    cluster profile) says: what a launcher that ran in the batch step had on its node."""
+    return _job_cpus_per_node(script)
+
+
 def _job_cpus_per_node(script) -> Optional[int]:
     """The CPUs each node of the job holds, when the header says (None: not known, or the
     whole node of an ``--exclusive`` job without a profile)."""

@@ -174,3 +174,21 @@ def test_sbl104_native_fix_keeps_the_cpus():
     text = text.replace("cpus-per-task=16", "cpus-per-task=3")
     (finding,) = lint_text(text, ["SBL104"])
     assert finding.fix is None and "12 CPUs per node (4 tasks × `--cpus-per-task=3`) do not divide among 8 tasks" in finding.help
+
+
+# -- SBL112: the batch step's launcher becomes one task per node ---------------------------------------
+def test_sbl112_step_keeps_the_cpus_the_launcher_had_in_the_batch_step():
+    text = job(
+        "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --cpus-per-task=12\n#SBATCH --gpus-per-node=8",
+        "torchrun --nproc_per_node=8 train.py\n",
+    )
+    fixed = fix_text(text, ["SBL112"], unsafe=True)
+    assert fixed.endswith(
+        "srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --cpus-per-task=96 --kill-on-bad-exit=1 torchrun "
+        "--nnodes=${SLURM_JOB_NUM_NODES} --rdzv_backend=c10d "
+        '--rdzv_endpoint=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1):29500 '
+        "--rdzv_id=$SLURM_JOB_ID --nproc_per_node=8 train.py\n"
+    )
+    # a job that asks for one CPU per node has nothing to keep
+    plain = job("#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8", "torchrun --nproc_per_node=8 train.py\n")
+    assert "--cpus-per-task" not in fix_text(plain, ["SBL112"], unsafe=True)

@@ -1350,7 +1350,9 @@ class LauncherInBatchShell(Rule):
     fix_safety = """
         Unsafe: the fix runs the launch as an srun step with one task per node
         (`srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1`) and
-        gives torchrun the job's node count and a c10d rendezvous on the first node
+        (with `--cpus-per-task=<the job's CPUs per node>` when the header asks for more than one,
+        so torchrun keeps the CPUs it had in the batch step) and gives torchrun the job's node
+        count and a c10d rendezvous on the first node
         (`--nnodes=${SLURM_JOB_NUM_NODES} --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500
         --rdzv_id=$SLURM_JOB_ID`), which needs no per-node rank. It changes how many processes
         run and where: check the entry point's batch sizes. No fix when the launch is built
@@ -1508,16 +1510,19 @@ class LauncherInBatchShell(Rule):
             f" {spell('rdzv_backend')}=c10d {spell('rdzv_endpoint')}={FIRST_NODE}:{RDZV_PORT}"
             f" {spell('rdzv_id')}=$SLURM_JOB_ID"
         )
-        srun = "srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --kill-on-bad-exit=1 "
+        # the launcher had the first node's CPUs in the batch step; as one task per node it keeps them
+        cpus = budget.node_cpus(script)
+        keep = f"--cpus-per-task={cpus} " if cpus is not None and cpus > 1 else ""
+        srun = f"srun --ntasks=${{SLURM_JOB_NUM_NODES}} --ntasks-per-node=1 {keep}--kill-on-bad-exit=1 "
         description = "run it as an srun step, one torchrun per node, with a c10d rendezvous on the first node"
         if classify(launch, script.settings) is Workload.BRIDGE:
             # A Bridge entry point runs best srun-native: give the step a task count SBL102's
             # migration can turn into one task per GPU (a step --ntasks it would refuse).
             header = script.header
             if not job_task_count_set(script):
-                srun = "srun --ntasks-per-node=1 --kill-on-bad-exit=1 "  # kept: the job gives no count
+                srun = f"srun --ntasks-per-node=1 {keep}--kill-on-bad-exit=1 "  # kept: the job gives no count
             elif header.get(option_table.NTASKS) is None and job.tasks_per_node.value == 1:
-                srun = "srun --kill-on-bad-exit=1 "  # the header's one task per node
+                srun = "srun --kill-on-bad-exit=1 "  # the header's one task per node, and its CPUs
             description += " (SBL102 then migrates it to srun-native)"
         return Fix.unsafe(description, Edit.insert(start.start, srun), Edit.insert(offset, added))
 
