@@ -312,10 +312,14 @@ def test_nproc_mismatch_fix_is_unsafe_and_sets_the_gpu_count():
     assert "--nproc_per_node=4 --master_addr" in fixed
 
 
-def test_direct_torchrun_without_node_rank_is_reported_without_fix():
+def test_direct_torchrun_without_node_rank_gets_a_c10d_rendezvous():
     text = HEADER + "srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 train.py\n"
     (finding,) = lint_text(text, ["SBL103"])
-    assert finding.fix is None and "bash -c '" in finding.help
+    assert finding.fix is not None and finding.fix.applicability.value == "safe"
+    assert "bash -c '" in finding.help
+    fixed = fix_text(text, ["SBL103"])
+    assert "torchrun --nnodes=${SLURM_JOB_NUM_NODES} --rdzv_backend=c10d --rdzv_endpoint=$(scontrol" in fixed
+    assert "--node_rank" not in fixed and not lint_text(fixed, ["SBL103"])
 
 
 def test_direct_torchrun_missing_only_nnodes_gets_it_plain():

@@ -314,11 +314,16 @@ def wrap_in_task_shell(script, step: Step, site: Span, keep, same) -> Optional[T
         ):
             return None
         nodes.append(node)
-    for before, after in zip(nodes, nodes[1:]):
-        gap = data[before.end_byte : after.start_byte]
-        if gap.replace(b"\\\r\n", b"").replace(b"\\\n", b"").strip(b" \t"):
+    # a word's bytes: its node, and the pieces the parser cut off it (``$A/b_$C.d``, see shell.py)
+    extents = []
+    for word, node in zip(words, nodes):
+        spans = [p.span for p in word.pieces if p.span is not None and not p.via]
+        extents.append((min([node.start_byte] + [sp.start for sp in spans]), max([node.end_byte] + [sp.end for sp in spans])))
+    for (_, before), (after, _) in zip(extents, extents[1:]):
+        gap = data[before:after]
+        if before > after or gap.replace(b"\\\r\n", b"").replace(b"\\\n", b"").strip(b" \t"):
             return None
-    start, end = nodes[0].start_byte, nodes[-1].end_byte
+    start, end = extents[0][0], extents[-1][1]
     if not (start <= site.start and site.end <= end):
         return None
     sites: List[Tuple[Span, bool]] = []  # (expansion written at the step, inside double quotes)
