@@ -218,7 +218,16 @@ def _counts(script, launch: Launch, gpus: int) -> List[Edit]:
     if own_ntasks is not None:
         raise Refused("the step sets `--ntasks`; set one task per GPU by hand")
     span = _option_value_span(script, step, own_per_node)
-    return [Edit(span, str(gpus))] + _step_budget(script, step, old, gpus)
+    try:
+        return [Edit(span, str(gpus))] + _step_budget(script, step, old, gpus)
+    except Unkept:
+        if old != 1 or nodes_opt is not None:
+            raise
+    # The job's allocation (one task per node, no count in the header) cannot hold the new tasks:
+    # they are asked for in the header instead, where the step takes them from.
+    _check_no_other_step_inherits(script, step)
+    kept = budget.header_change(script, 1, gpus, [step])
+    return [_delete_option(script, step, own_per_node), _new_directive(script, f"--ntasks-per-node={gpus}")] + kept.edits
 
 
 def _step_budget(script, step: Step, old: int, new: int) -> List[Edit]:

@@ -150,11 +150,13 @@ def test_migration_refused_when_one_cpu_per_task_exceeds_the_node():
     assert finding.fix is None and "8 tasks need 8 CPUs per node, more than the nodes' 4" in finding.help
 
 
-def test_migration_of_a_step_count_in_a_one_cpu_allocation_is_refused():
-    # `--nodes=2` alone allocates one CPU per node: 8 tasks of the step could not start
+def test_migration_of_a_step_count_in_a_one_cpu_allocation_moves_the_count_to_the_header():
+    # `--nodes=2` alone allocates one CPU per node: 8 tasks of the step could not start there
+    # ("More processors requested than permitted"), so the job asks for them
     text = job("#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8", BRIDGE + MIGRATE.replace("srun --kill", "srun --ntasks-per-node=1 --kill"))
-    (finding,) = lint_text(text, ["SBL102"])
-    assert finding.fix is None and "the job holds 1" in finding.help
+    fixed = settled(text, ["SBL102"], unsafe=True)
+    assert header_lines(fixed) == ["#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=8", "#SBATCH --gpus-per-node=8"]
+    assert "srun --kill-on-bad-exit=1 bash -c 'uv run python scripts/training/run_recipe.py'" in fixed
 
 
 def test_sbl101_then_migration_in_one_run_leaves_no_cpu_option_behind():

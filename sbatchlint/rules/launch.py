@@ -1419,10 +1419,11 @@ class LauncherInBatchShell(Rule):
                 """
                 #!/bin/bash
                 #SBATCH --nodes=2
+                #SBATCH --ntasks-per-node=8
                 #SBATCH --gpus-per-node=8
                 cd /lustre/fsw/alice/Megatron-Bridge
                 rm -rf nemo_experiments
-                srun --ntasks-per-node=8 --kill-on-bad-exit=1 uv run --no-sync python \\
+                srun --kill-on-bad-exit=1 uv run --no-sync python \\
                   scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config
                 """
             ),
