@@ -12,7 +12,9 @@ from typing import Dict, Iterator, List, Optional, Sequence
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model import logs, placeholders, placement
+from ..model.containers import command_pieces, option_value, site_span
 from ..model.header import Directive
+from ..lazyre import lazy
 from ..registry import register
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
@@ -529,6 +531,25 @@ def _missing_entries(step, directive: Directive) -> Optional[str]:
     return ",".join(entry for entry in wanted if entry not in present)
 
 
+_PLAIN_LIST = lazy(r"^[\w./:@%+,=-]+$")
+
+
+def _appended_entries(script, step, directive: Directive, entries: str) -> Optional[Edit]:
+    """The edit that adds an accumulating option's missing entries to the one flag the step
+    already writes (pyxis keeps only the last ``--container-mounts`` of a step, so a second flag
+    would drop the step's own list); None when that flag is not one plain list written out."""
+    own = [option for option in step.options if option.name == directive.name]
+    if len(own) != 1 or any(word.alternatives for word in own[0].words):
+        return None
+    value = option_value(own[0])
+    if not value.pieces or any(p.span is None or p.loop or p.task or not p.known for p in value.pieces):
+        return None
+    site = site_span(value.pieces, command_pieces(step.command))
+    if site is None or site.start >= site.end or not _PLAIN_LIST.match(script.text(site)):
+        return None
+    return Edit.insert(site.end, "," + entries)
+
+
 @register
 class ContainerOptionInHeader(Rule):
     code = "SBL007"
@@ -553,7 +574,10 @@ class ContainerOptionInHeader(Rule):
     fix_safety = """
         Safe: the option is added to every containerized step that lacks it (inside the string
         when the step is built in a variable such as `SRUN_CMD="srun --container-image=…"`) and
-        removed from the header. When the header also selects a container for the batch step
+        removed from the header. A step that already writes its own `--container-mounts` or
+        `--container-env` gets the header's missing entries appended to that list, since pyxis
+        keeps only the last flag of a step; when that list is not written out plainly, there is
+        no fix. When the header also selects a container for the batch step
         (`--container-image`), the header line is kept, so the batch step is unchanged. No fix is
         offered when a value would need quoting inside a string, holds a `$`, or was truncated by
         a `#`.
@@ -596,6 +620,24 @@ class ContainerOptionInHeader(Rule):
                 """
             ),
             title="a step built in a variable",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                #SBATCH --container-mounts=/lustre/proj:/lustre/proj
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=/scratch:/scratch python train.py
+                """
+            ),
+            fixed=clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=2
+                srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=/scratch:/scratch,/lustre/proj:/lustre/proj python train.py
+                """
+            ),
+            title="a step with mounts of its own: the header's join its list (pyxis keeps one flag)",
         ),
         Good(
             clean(
@@ -649,18 +691,25 @@ class ContainerOptionInHeader(Rule):
     def _fix(self, script, moved: Sequence[Directive], steps, keeps_header: bool) -> Optional[Fix]:
         insertions: Dict[int, List[str]] = {}
         places: Dict[int, tuple] = {}
+        appends: List[Edit] = []
         for directive in moved:
             if directive.truncated_at is not None:
                 return None
             for step in steps:
                 if step_has(step, directive):
                     continue
-                offset, quote = step.insertion_after_srun()
-                if offset is None:
-                    return None
                 value = directive.value
                 if directive.spec is not None and directive.spec.accumulates:
                     value = _missing_entries(step, directive)
+                    if any(option.name == directive.name for option in step.options):
+                        appended = _appended_entries(script, step, directive, value)
+                        if appended is None:
+                            return None
+                        appends.append(appended)
+                        continue
+                offset, quote = step.insertion_after_srun()
+                if offset is None:
+                    return None
                 rendered = directive.as_step_word(quote, value)
                 if rendered is None:
                     return None
@@ -670,6 +719,7 @@ class ContainerOptionInHeader(Rule):
                     texts.append(rendered)
         edits = [placement.add_step_options(script, places[offset][0], texts, offset, places[offset][1])
                  for offset, texts in insertions.items()]
+        edits.extend(appends)
         if not keeps_header:
             edits.extend(Edit.delete(span) for span in script.header.removal_spans(moved))
         names = ", ".join(f"`--{d.name}`" for d in moved)
