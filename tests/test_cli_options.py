@@ -169,12 +169,14 @@ def test_a_documentation_url_makes_the_links_absolute(tmp_path):
     job = write(tmp_path / "job.sh", LATE)
     repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "site"), repository]))
+    # Run from tmp_path: `python -m` puts the working directory first on sys.path, and a checkout
+    # installed with `pip install -e .` holds a sbatchlint.egg-info there that would be read first.
     done = subprocess.run([sys.executable, "-m", "sbatchlint", "--output-format", "sarif", job],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     rules = {r["id"]: r for r in json.loads(done.stdout)["runs"][0]["tool"]["driver"]["rules"]}
     assert rules["SBL003"]["helpUri"] == "https://docs.example.org/sbatchlint/rules/SBL003.md"
     done = subprocess.run([sys.executable, "-m", "sbatchlint", "--color", "always", job],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     assert "\x1b]8;;https://docs.example.org/sbatchlint/rules/SBL003.md\x1b\\" in done.stdout
 
 
