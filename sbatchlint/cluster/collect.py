@@ -8,26 +8,16 @@ from __future__ import annotations
 
 import getpass
 import os
-import subprocess
 from datetime import datetime, timezone
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from . import parse
 from .profile import PartitionFacts, Profile
+from ..slurm_commands import run
 
 # argv -> (exit status, stdout, stderr); raises OSError when the program is missing
 Runner = Callable[[Sequence[str]], Tuple[int, str, str]]
 
-TIMEOUT = 60
-
-
-def run(argv: Sequence[str]) -> Tuple[int, str, str]:
-    try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=TIMEOUT,
-                              stdin=subprocess.DEVNULL, errors="replace")
-    except subprocess.TimeoutExpired:
-        return 124, "", f"no answer after {TIMEOUT} s"
-    return done.returncode, done.stdout, done.stderr
 
 
 class NoSlurm(Exception):

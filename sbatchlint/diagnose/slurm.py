@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .job import JobRecord, StepRecord, expand_hostlist
 from ..lazyre import lazy
+from ..slurm_commands import run
 
 # argv -> (exit status, stdout, stderr); raises OSError when the program is missing
 Runner = Callable[[Sequence[str]], Tuple[int, str, str]]
 
-TIMEOUT = 60
 
 #: What ``sacct --parsable2`` is asked for, in this order. ``SubmitLine`` is last: it is the one
 #: field that may hold the separator.
@@ -47,15 +46,6 @@ _PATTERN = lazy(r"%(?P<pad>[0-9]*)(?P<char>[%AajJNnstuxb])")
 
 class JobError(Exception):
     """The job id is malformed, or no source knows the job: a one-line message for the user."""
-
-
-def run(argv: Sequence[str]) -> Tuple[int, str, str]:
-    try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=TIMEOUT,
-                              stdin=subprocess.DEVNULL, errors="replace")
-    except subprocess.TimeoutExpired:
-        return 124, "", f"no answer after {TIMEOUT} s"
-    return done.returncode, done.stdout, done.stderr
 
 
 def check_job_id(text: str) -> str:
