@@ -23,3 +23,8 @@ def codes(text: str, select: Optional[Sequence[str]] = None, path: str = "job.sh
 def fix_text(text: str, select: Optional[Sequence[str]] = None, unsafe: bool = False, path: str = "job.sh", settings=None) -> str:
     result = fix(Source(text.encode("utf-8"), path), options(select, settings), unsafe=unsafe)
     return result.data.decode("utf-8")
+
+
+def said(d: Diagnostic) -> str:
+    """Everything a finding tells its reader: the first line, the help and the notes, a line each."""
+    return "\n".join([d.message, d.help or "", *d.notes])

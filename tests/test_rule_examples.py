@@ -44,7 +44,8 @@ def test_bad_example_is_reported(rule, index, example):
     if example.count is not None:
         assert len(found) == example.count
     if example.contains is not None:
-        assert any(example.contains in d.message for d in found), [d.message for d in found]
+        said = ["\n".join([d.message, d.help or "", *d.notes]) for d in found]  # what the user reads
+        assert any(example.contains in text for text in said), said
     for d in found:
         assert d.name == rule.name and d.severity == rule.severity
 

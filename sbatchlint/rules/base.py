@@ -22,7 +22,7 @@ class Bad:
     fixed: Optional[str] = None
     unsafe: bool = False  # the fix needs --unsafe-fixes
     count: Optional[int] = None  # how many findings of this rule, when it matters
-    contains: Optional[str] = None  # a fragment the message must contain
+    contains: Optional[str] = None  # a fragment the finding's first line, help or notes must contain
     title: str = ""
     also: Tuple[str, ...] = ()  # other codes to enable with the rule (e.g. what a suppression names)
     settings: Tuple[Tuple[str, object], ...] = ()  # configuration the example assumes
