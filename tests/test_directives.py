@@ -43,7 +43,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from lintutil import fix_text, lint_text
+from lintutil import fix_text, lint_text, said
 from sbatchlint.cli import main
 from sbatchlint.options import SBATCH, read_as_short
 
@@ -127,7 +127,7 @@ def test_array_job_logs():
         ("SBL011", 5, "sweeps/lr_%A.out"),
         ("SBL011", 6, "sweeps/lr_%a.err"),
     ]
-    messages = [d.message for d in lint_text(fixture("array_sweep.sh"), ["SBL011"])]
+    messages = [said(d) for d in lint_text(fixture("array_sweep.sh"), ["SBL011"])]
     assert "write over each other" in messages[0]
     assert "appends to" in messages[1]  # --open-mode=append
     fixed = fix_text(fixture("array_sweep.sh"), ["SBL011"], unsafe=True)
@@ -189,7 +189,7 @@ def test_unknown_options_and_their_fix(header, underlined, fragment, fixed):
     (diagnostic,) = lint_text(text, ["SBL005"])
     data = text.encode()
     assert data[diagnostic.span.start : diagnostic.span.end].decode() == underlined
-    assert fragment in diagnostic.message
+    assert fragment in said(diagnostic)
     assert fix_text(text, ["SBL005"]) == text  # unsafe only
     assert fix_text(text, ["SBL005"], unsafe=True) == job(fixed)
 
@@ -209,7 +209,7 @@ def test_unknown_options_and_their_fix(header, underlined, fragment, fixed):
 )
 def test_rejected_words_without_a_fix(header, fragment):
     diagnostics = lint_text(job(header), ["SBL005"])
-    assert len(diagnostics) == 1 and fragment in diagnostics[0].message
+    assert len(diagnostics) == 1 and fragment in said(diagnostics[0])
     assert diagnostics[0].fix is None
 
 
@@ -254,10 +254,10 @@ def test_late_directives_are_checked_for_spelling_too():
         ("--gres=gpu:a100:x", "gpu:a100:x", "--gres"),
         ("--array=1-", "1-", "--array"),
         ("--exclusive=yes", "yes", "--exclusive"),
-        ("-N=2", "=2", 'gives --nodes the value "=2" and rejects it'),
+        ("-N=2", "=2", 'gives --nodes the value "=2", which sbatch rejects'),
         ("-o=train.log", "=train.log", 'gives --output the value "=train.log"'),
         ("--nodes=$NNODES", "$NNODES", "does not expand variables"),
-        ("--gpus-per-node=${GPUS}", "${GPUS}", "sbatch rejects it"),
+        ("--gpus-per-node=${GPUS}", "${GPUS}", "which sbatch rejects"),
         ("--output=$HOME/logs/x.out", "$HOME/logs/x.out", "is used literally"),
         ("--container-image=$IMAGE", "$IMAGE", "is used literally"),
         ("--hold=1", "--hold=1", "takes no value"),
@@ -267,7 +267,7 @@ def test_invalid_values(header, underlined, fragment):
     text = job(header)
     (diagnostic,) = lint_text(text, ["SBL006"])
     assert text.encode()[diagnostic.span.start : diagnostic.span.end].decode() == underlined
-    assert fragment in diagnostic.message
+    assert fragment in said(diagnostic)
 
 
 def test_missing_value():
@@ -363,7 +363,7 @@ def test_unquoted_placeholder_is_read_as_redirections():
     text = job("--nodes=1", body="srun --account=<YOUR_ACCOUNT> python train.py\n")
     (diagnostic,) = lint_text(text, ["SBL009"])
     assert text.encode()[diagnostic.span.start : diagnostic.span.end] == b"<YOUR_ACCOUNT>"
-    assert "redirections" in diagnostic.message
+    assert "redirections" in said(diagnostic)
 
 
 @pytest.mark.parametrize(
@@ -466,7 +466,7 @@ def test_hash_drops_the_rest_of_the_line():
     text = job("--container-image=nvcr.io#nvidia/pytorch:25.01-py3 --nodes=2")
     (diagnostic,) = lint_text(text, ["SBL012"])
     assert 'sbatch reads "nvcr.io"' in diagnostic.message
-    assert "(`--nodes=2`)" in diagnostic.message
+    assert "(`--nodes=2`)" in said(diagnostic)
     assert text.encode()[diagnostic.span.start : diagnostic.span.end] == b"#nvidia/pytorch:25.01-py3"
     assert fix_text(text, ["SBL012"]) == job("--container-image=nvcr.io\\#nvidia/pytorch:25.01-py3 --nodes=2")
 
@@ -533,7 +533,7 @@ def test_cli_concise_output_names_the_rule(tmp_path):
     path = tmp_path / "job.sh"
     path.write_text(job("--nodes=$NNODES"))
     result = CliRunner().invoke(main, ["--output-format", "concise", str(path)], catch_exceptions=False)
-    assert re.search(r"job\.sh:2:17: SBL006 sbatch does not expand variables", result.output)
+    assert re.search(r'job\.sh:2:17: SBL006 --nodes gets the literal value "\$NNODES", which sbatch rejects$', result.output, re.M)
 
 
 def test_unclosed_quote_is_recorded():

@@ -4,7 +4,7 @@ word, as sbatch 22.05 reads it (measured on the local cluster: tests/slurm/test_
 in batch script: ED". Below the first command only lines that still read as directives count."""
 from __future__ import annotations
 
-from lintutil import codes, fix_text, lint_text
+from lintutil import codes, fix_text, lint_text, said
 from sbatchlint.model.header import parse_header
 from sbatchlint.source import Source
 
@@ -24,7 +24,7 @@ def test_word_glued_to_the_magic_is_refused_once_per_line():
     text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCHED jobs are described below\nsrun hostname\n"
     (finding,) = lint_text(text)
     assert finding.code == "SBL005"
-    assert 'sbatch stops with "Invalid directive found in batch script: ED"' in finding.message
+    assert 'sbatch stops with "Invalid directive found in batch script: ED"' in said(finding)
     assert text.encode()[finding.span.start : finding.span.end] == b"ED"
     assert "start it with `##`" in finding.help
 

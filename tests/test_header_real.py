@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lintutil import lint_text
+from lintutil import lint_text, said
 
 FIXTURES = Path(__file__).parent / "fixtures" / "header"
 
@@ -102,7 +102,7 @@ def test_unknown_long_options_far_from_known_ones_are_warnings():
     assert [(d.code, d.severity.value) for d in findings] == [
         ("SBL014", "warning"), ("SBL014", "warning"), ("SBL005", "error")
     ]
-    assert "site plugin" in findings[0].message and "extra-options" in findings[0].help
+    assert "site plugin" in said(findings[0]) and "extra-options" in findings[0].help
     assert "did you mean `--ntasks-per-node`" in findings[2].message
 
 
@@ -154,7 +154,7 @@ def test_placeholder_shapes_and_harmless_names():
         (2, b"project_xxxxxxxx"),
         (8, b"<team>"),
     ]
-    glued = findings[1].message
+    glued = said(findings[1])
     assert "`<team` as input from a file named `team`" in glued
     assert "creates or truncates a file `/pytorch.sqsh`" in glued and "`CONT` holds only `/shared/images/`" in glued
 

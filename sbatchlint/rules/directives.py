@@ -7,7 +7,7 @@ an unquoted ``#`` starts a comment, and the log paths are opened by Slurm before
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
@@ -168,9 +168,9 @@ class UnknownDirectiveOption(Rule):
                 yield self.report(
                     script,
                     directive.option_span,
-                    f"`-{directive.option}` is not an sbatch option: sbatch refuses the script "
-                    f"(invalid option -- '{directive.option}')",
+                    f"`-{directive.option}` is not an sbatch option",
                     label="unknown option",
+                    notes=(f"sbatch refuses the script (invalid option -- '{directive.option}')",),
                 )
                 return
             if directive.spec.arg == "none" and directive.attached:
@@ -196,10 +196,10 @@ class UnknownDirectiveOption(Rule):
             yield self.report(
                 script,
                 directive.option_span,
-                f"`{written}` is an srun option, not an sbatch one: sbatch refuses the script "
-                f"(unrecognized option '{written}')",
+                f"`{written}` is an srun option, not an sbatch one",
                 label="srun option",
                 help=f"pass `--{srun_only.long}` to the `srun` line(s) that need it",
+                notes=(f"sbatch refuses the script (unrecognized option '{written}')",),
             )
             return
         if kind == "ambiguous":
@@ -208,27 +208,25 @@ class UnknownDirectiveOption(Rule):
             yield self.report(
                 script,
                 directive.option_span,
-                f"`{written}` is an ambiguous abbreviation ({listed}): sbatch refuses the script "
-                f"(option '{written}' is ambiguous)",
+                f"`{written}` is an ambiguous abbreviation ({listed})",
                 label="ambiguous",
+                notes=(f"sbatch refuses the script (option '{written}' is ambiguous)",),
             )
             return
         suggestion = found
-        message = (
-            f"`{written}` is not an sbatch option: sbatch refuses the script (unrecognized option '{written}')"
-            f"; did you mean `--{suggestion}`?"
-        )
+        message = f"`{written}` is not an sbatch option; did you mean `--{suggestion}`?"
         fix = Fix.unsafe(f"replace `{written}` with `--{suggestion}`", Edit(directive.option_span, "--" + suggestion))
-        yield self.report(script, directive.option_span, message, fix, label="unknown option")
+        yield self.report(
+            script, directive.option_span, message, fix, label="unknown option",
+            notes=(f"sbatch refuses the script (unrecognized option '{written}')",),
+        )
 
     def _stray(self, script, directive: Directive, previous_flagged: Optional[Directive]) -> Iterator[Diagnostic]:
         before = script.header.previous_on_line(directive)
         if before is not None and before is previous_flagged:
             return  # most likely the value of the option just reported
         word = directive.option
-        message = (
-            f"`{word}` is not an option: sbatch stops with \"Invalid directive found in batch script: {word}\""
-        )
+        message = f"`{word}` is not an option"
         help_ = None
         if directive.glued:
             help_ = (
@@ -242,7 +240,10 @@ class UnknownDirectiveOption(Rule):
                 help_ = f"`{before.written}` takes no value"
         elif before is not None and before.spec is not None and before.value is not None:
             help_ = "quote a value that contains blanks: sbatch splits the line at every blank"
-        yield self.report(script, directive.span, message, label="not an option", help=help_)
+        yield self.report(
+            script, directive.span, message, label="not an option", help=help_,
+            notes=(f"sbatch stops with \"Invalid directive found in batch script: {word}\"",),
+        )
 
     def _one_dash(self, script, directive: Directive, meant: str) -> Diagnostic:
         word = "-" + directive.option + (directive.value or "")
@@ -256,12 +257,14 @@ class UnknownDirectiveOption(Rule):
         else:
             consequence = f"the one-letter options `{reading}`"
             consequence += ", and refuses the script" if rejected else ", which is not what was meant"
-        message = f"`{word}` has one dash: sbatch reads it as {consequence}; write `--{meant}`"
+        message = f"`{word}` has one dash; write `--{meant}`"
         fix = None
         target = directive.one_dash_name_span
         if target is not None:
             fix = Fix.unsafe(f"write `--{meant}`", Edit(target, "--" + meant))
-        return self.report(script, directive.span, message, fix, label="read as short options")
+        return self.report(
+            script, directive.span, message, fix, label="read as short options", notes=(f"sbatch reads it as {consequence}",)
+        )
 
 
 @register
@@ -328,9 +331,9 @@ class UnknownSiteOption(Rule):
             yield self.report(
                 script,
                 directive.option_span,
-                f"`{written}` is not an option of sbatch, srun or pyxis and is close to none: unless a site "
-                f"plugin adds it, sbatch refuses the script (unrecognized option '{written}')",
+                f"`{written}` is not an option of sbatch, srun or pyxis and is close to none",
                 label="unknown option",
+                notes=(f"unless a site plugin adds it, sbatch refuses the script (unrecognized option '{written}')",),
                 help=f"if your cluster provides it, add \"{directive.option}=\" (or \"{directive.option}\" for a flag) "
                 "to `extra-options` in the configuration",
             )
@@ -452,23 +455,24 @@ class InvalidDirectiveValue(Rule):
                     )
                 continue  # short flags glued together (``-HQ``) are SBL005's business
             if directive.dashes == "-" and directive.attached and value.startswith("="):
-                message = (
-                    f"a short option takes its value without `=`: sbatch gives {label} the value \"{value}\""
-                )
+                message = f"`-{directive.option}{value}` gives {label} the value \"{value}\""
                 if spec.value is not None and option_table.validate(spec.value, value, spec.long):
-                    message += " and rejects it"
-                message += f"; write `-{directive.option} {value[1:]}` or `{label}={value[1:]}`"
-                yield self.report(script, directive.value_span, message, label="value starts with '='")
+                    message += ", which sbatch rejects"
+                yield self.report(
+                    script, directive.value_span, message, label="value starts with '='",
+                    help=f"write `-{directive.option} {value[1:]}` or `{label}={value[1:]}`",
+                    notes=("a short option takes its value without `=`",),
+                )
                 continue
             if option_table.has_expansion(value):
                 if spec.value is not None:
                     yield self.report(
                         script,
                         directive.value_span,
-                        f"sbatch does not expand variables in `#SBATCH` lines: {label} gets the literal "
-                        f"value \"{value}\" and sbatch rejects it",
+                        f"{label} gets the literal value \"{value}\", which sbatch rejects",
                         label="not expanded",
                         help=f"pass it at submission instead: `sbatch {label}=\"{value}\" job.sh`",
+                        notes=("sbatch does not expand variables in `#SBATCH` lines",),
                     )
                 elif not spec.free_text:
                     help_ = None
@@ -477,19 +481,44 @@ class InvalidDirectiveValue(Rule):
                     yield self.report(
                         script,
                         directive.value_span,
-                        f"sbatch does not expand variables in `#SBATCH` lines: {label} is used literally "
-                        f"as \"{value}\"",
+                        f"{label} is used literally as \"{value}\"",
                         label="not expanded",
                         help=help_,
+                        notes=("sbatch does not expand variables in `#SBATCH` lines",),
                     )
                 continue
             if spec.value is None:
                 continue
             complaint = option_table.validate(spec.value, value, spec.long)
             if complaint is not None:
+                message, help_, notes = _complaint_lines(complaint)
                 yield self.report(
-                    script, directive.value_span, f"{complaint}; sbatch refuses the script", label="rejected by sbatch"
+                    script, directive.value_span, message, label="rejected by sbatch", help=help_, notes=notes
                 )
+
+
+_SBATCH_SAYS = lazy(r" \((sbatch: .*)\)\Z")
+
+
+def _complaint_lines(complaint: str) -> Tuple[str, Optional[str], Tuple[str, ...]]:
+    """``options.validate``'s sentence as a first line (the option, the value, what is wrong with it),
+    the advice as help and sbatch's answer as a note."""
+    refused = "sbatch refuses the script"
+    said = _SBATCH_SAYS.search(complaint)
+    if said:
+        complaint = complaint[: said.start()]
+        refused += f" ({said.group(1)})"
+    head, quote, detail = complaint.partition('": ')
+    if not quote:
+        return complaint, None, (refused,)
+    head += '"'
+    if detail.startswith(("use ", "write ")):
+        return head, detail, (refused,)
+    reason, _, advice = detail.partition("; ")
+    message = f"{head}: {reason}"
+    if len(message) > 100:
+        return head, advice or None, (reason, refused)
+    return message, advice or None, (refused,)
 
 
 # -- SBL007 -------------------------------------------------------------------------------------
@@ -680,12 +709,14 @@ class ContainerOptionInHeader(Rule):
             yield self.report(
                 script,
                 directive.span,
-                f"`--{directive.name}` in `#SBATCH` does not reach the containerized step{plural} "
-                f"(line{plural} {lines}): pyxis applies header options to the batch step only, "
-                "and sbatch without pyxis's sbatch support rejects them",
+                f"`--{directive.name}` in `#SBATCH` does not reach the containerized step{plural} on line{plural} {lines}",
                 fix,
                 label="not seen by the steps",
                 help=f"put `--{directive.name}` on the `srun` line{plural} instead",
+                notes=(
+                    "pyxis applies header options to the batch step only, and sbatch without pyxis's sbatch support "
+                    "rejects them",
+                ),
             )
 
     def _fix(self, script, moved: Sequence[Directive], steps, keeps_header: bool) -> Optional[Fix]:
@@ -977,12 +1008,14 @@ class UnfilledPlaceholder(Rule):
             return self.report(
                 script,
                 span,
-                f"`{text}` in the value of `{glued.variable}` is not text: bash reads `<{glued.source}` as input "
-                f"from a file named `{glued.source}` and {target}, "
-                f"`{glued.variable}` holds only `{glued.kept}`, and under `set -e` the job stops when the "
-                f"file `{glued.source}` does not exist",
+                f"`{text}` in the value of `{glued.variable}` is read as redirections, not text",
                 label="read as redirections",
                 help="fill in the value; quote it if the `<`/`>` are meant literally",
+                notes=(
+                    f"bash reads `<{glued.source}` as input from a file named `{glued.source}` and {target}",
+                    f"`{glued.variable}` holds only `{glued.kept}`, and under `set -e` the job stops when the file "
+                    f"`{glued.source}` does not exist",
+                ),
             )
         if directive:
             consequence = "sbatch passes it on as it is, so the job asks for something that does not exist"
@@ -997,8 +1030,9 @@ class UnfilledPlaceholder(Rule):
         return self.report(
             script,
             span,
-            f"unfilled template placeholder `{text}`: {consequence}",
+            f"unfilled template placeholder `{text}`",
             label="fill this in",
+            notes=(consequence,),
         )
 
 
@@ -1086,18 +1120,19 @@ class OutputDirectoryCreatedInJob(Rule):
     def _finding(self, script, directive: Directive, directory: str, template: str, command) -> Diagnostic:
         line = script.source.line_of(command.span.start)
         shown = script.text(command.span)
-        message = (
-            f"the log directory `{directory}` is created by the job itself (`{shown}`, line {line}), but Slurm "
-            "opens the log before the script runs: where it does not exist yet the job fails at launch "
-            "(JobLaunchFailure, exit code 0:53) with no log at all"
-        )
+        message = f"the log directory `{directory}` is created by the job itself, on line {line}"
+        notes = [
+            f"Slurm opens the log before the script runs (`{shown}` comes too late): where the directory does not "
+            "exist yet the job fails at launch (JobLaunchFailure, exit code 0:53) with no log at all"
+        ]
         if any(token in template for token in ("{jobid}", "{arrayjob}", "{arraytask}")):
-            message += "; a directory named after the job cannot exist before it, so keep the job id in the file name"
+            notes.append("a directory named after the job cannot exist before it, so keep the job id in the file name")
             help_ = "write the logs into a fixed directory created before `sbatch`, e.g. `logs/%x_%j.out`"
         else:
-            message += "; create it before `sbatch`"
-            help_ = f"run `mkdir -p {directory}` before `sbatch` (e.g. `mkdir -p {directory} && sbatch job.sh`)"
-        return self.report(script, directive.value_span, message, label="must exist at submission", help=help_)
+            help_ = f"create it before `sbatch`: `mkdir -p {directory} && sbatch job.sh`"
+        return self.report(
+            script, directive.value_span, message, label="must exist at submission", help=help_, notes=notes
+        )
 
 
 @register
@@ -1202,21 +1237,21 @@ class LogOverwritten(Rule):
         appended = script.header.value(option_table.OPEN_MODE) in ("append", "a", "A")
         verb = "appends to" if appended else "overwrites"
         if array and "A" in codes:
-            message = (
-                f"{label} `{value}` is the same file for every task of the array: the tasks write over each "
-                "other; add `%a`"
-            )
+            message = f"{label} `{value}` is the same file for every task of the array; add `%a`"
+            notes = ("the tasks write over each other",)
         elif array:
-            message = f"{label} `{value}` has no `%A`: every submission of the array {verb} the last logs"
+            message = f"{label} `{value}` has no `%A`"
+            notes = (f"every submission of the array {verb} the last logs",)
         else:
-            message = f"{label} `{value}` has no `%j`: every run {verb} the log of the previous one"
+            message = f"{label} `{value}` has no `%j`"
+            notes = (f"every run {verb} the log of the previous one",)
         insert_at, text = logs.pattern_insertion(value, codes, array)
         fix = None
         assert directive.value_span is not None
         offset = directive.source_offset_in_value(insert_at, before=text.startswith("%A_"))
         if offset is not None:
             fix = Fix.unsafe(f"add `{text.strip('_')}` to the file name", Edit.insert(offset, text))
-        return self.report(script, directive.value_span, message, fix, label="not unique per job")
+        return self.report(script, directive.value_span, message, fix, label="not unique per job", notes=notes)
 
 
 # -- SBL012 -------------------------------------------------------------------------------------
@@ -1279,17 +1314,19 @@ class HashInDirectiveValue(Rule):
             assert directive.comment_span is not None and directive.hash_span is not None
             written = script.text(directive.comment_span)
             message = f"the `#` in `{written}` starts a comment: sbatch reads \"{kept}\""
+            notes = ()
             dropped = directive.ignored_words
             if dropped:
                 shown = " ".join(dropped)
-                message += f" and ignores the rest of the line (`{shown}`)"
-            message += "; write `\\#`"
+                notes = (f"sbatch ignores the rest of the line (`{shown}`)",)
             yield self.report(
                 script,
                 directive.hash_span,
                 message,
                 Fix.safe("escape the `#` as `\\#`", Edit.insert(at, "\\")),
                 label="read as a comment",
+                help="write `\\#`",
+                notes=notes,
             )
 
 
@@ -1348,8 +1385,11 @@ class DosLineEndings(Rule):
         yield self.report(
             script,
             Span(first, first + 2),
-            f"the script has DOS line breaks (\\r\\n) on {lines}: sbatch refuses it (\"Batch script contains "
-            "DOS line breaks (\\r\\n) instead of expected UNIX line breaks (\\n).\")",
+            f"the script has DOS line breaks (\\r\\n) on {lines}",
             Fix.safe("convert every \\r\\n to \\n", *(Edit.delete(Span(p, p + 1)) for p in positions)),
             label="\\r\\n",
+            notes=(
+                "sbatch refuses it (\"Batch script contains DOS line breaks (\\r\\n) instead of expected UNIX line "
+                "breaks (\\n).\")",
+            ),
         )

@@ -137,7 +137,7 @@ def test_sbl010_log_directory_created_by_the_job(slurm):
         """), "logdir.sbatch")
     (finding,) = findings(job)
     assert finding["code"] == "SBL010"
-    assert "JobLaunchFailure, exit code 0:53" in finding["message"]
+    assert "JobLaunchFailure, exit code 0:53" in " ".join(finding["notes"])
     assert "fix" not in finding or finding["fix"] is None  # nothing to fix inside the script
 
     # sbatch --test-only does not open the log either: it cannot catch this.
