@@ -163,8 +163,7 @@ class UnknownPartition(Rule):
             if not name or profile.partition(name) is not None:
                 continue
             listed = ", ".join(f"`{n}`" for n in names) or "none"
-            message = (f"partition `{name}` does not exist on this cluster: sbatch refuses the job (Invalid "
-                       f"partition name specified) (partitions: {listed}, in {profile.provenance()})")
+            message = f"partition `{name}` does not exist on this cluster"
             import difflib  # only for a partition the cluster does not have
 
             close = difflib.get_close_matches(name, names, n=2, cutoff=0.6)
@@ -176,7 +175,11 @@ class UnknownPartition(Rule):
                 message += f"; did you mean `{close[0]}`?"
                 if value == name:
                     fix = Fix.unsafe(f"use partition `{close[0]}`", Edit(directive.value_span, close[0]))
-            yield self.report(script, directive.value_span, message, fix, label="unknown partition")
+            yield self.report(
+                script, directive.value_span, message, fix, label="unknown partition",
+                notes=("sbatch refuses the job (Invalid partition name specified)",
+                       f"partitions: {listed}, in {profile.provenance()}"),
+            )
 
 
 @register
@@ -262,9 +265,10 @@ class TimeOverPartitionLimit(Rule):
             yield self.report(
                 script,
                 time.value_span or time.span,
-                f"`--time={time.value}` is longer than {_which(partner, partitions)} allows ({shown}, in "
-                f"{profile.provenance()}): sbatch refuses the job, or it pends for ever (PartitionTimeLimit)",
+                f"`--time={time.value}` is longer than {_which(partner, partitions)} allows ({shown})",
                 label="over the partition's MaxTime",
+                notes=("sbatch refuses the job, or it pends for ever (PartitionTimeLimit)",
+                       _source(profile.provenance())),
             )
 
 
@@ -447,9 +451,9 @@ class RequestBeyondPartitionNodes(Rule):
                 origin = geometry.nodes.origin
                 yield self.report(
                     script, origin.value_span or origin.span or script.header.winning(opt.NODES).span,
-                    f"the job asks for {low} nodes but {where} has {most} nodes (in {provenance}): "
-                    f"sbatch refuses the job (Node count specification invalid)",
+                    f"the job asks for {low} nodes but {where} has {most} nodes",
                     label="more nodes than the partition has",
+                    notes=("sbatch refuses the job (Node count specification invalid)", _source(provenance)),
                 )
         gpus = _gpus_per_node(geometry)
         if gpus:
@@ -459,9 +463,10 @@ class RequestBeyondPartitionNodes(Rule):
                 yield self.report(
                     script, origin.value_span or origin.span,
                     f"`{origin.written}` asks for {gpus} GPUs per node but the nodes of {where} have at most "
-                    f"{most} GPUs (in {provenance}): sbatch refuses the job (Requested node configuration is "
-                    f"not available)",
+                    f"{most} GPUs",
                     label="more GPUs than a node has",
+                    notes=("sbatch refuses the job (Requested node configuration is not available)",
+                           _source(provenance)),
                 )
         total_gpus = script.header.winning(opt.GPUS)
         if total_gpus is not None and not gpus:
@@ -471,9 +476,10 @@ class RequestBeyondPartitionNodes(Rule):
             if asked and all(h is not None and 0 < h < asked for h in have):
                 yield self.report(
                     script, total_gpus.value_span or total_gpus.span,
-                    f"`--gpus={total_gpus.value}` asks for {asked} GPUs but {where} has {max(have)} in all (in "
-                    f"{provenance}): sbatch refuses the job (Requested node configuration is not available)",
+                    f"`--gpus={total_gpus.value}` asks for {asked} GPUs but {where} has {max(have)} in all",
                     label="more GPUs than the partition has",
+                    notes=("sbatch refuses the job (Requested node configuration is not available)",
+                           _source(provenance)),
                 )
         cpus, how = _cpus_per_node(script, geometry)
         cpus_reported = False
@@ -486,10 +492,10 @@ class RequestBeyondPartitionNodes(Rule):
                     cpus_reported = True
                     yield self.report(
                         script, directive.span,
-                        f"each node needs {cpus} CPUs ({how}) but the nodes of {where} have at most {most} "
-                        f"(in {provenance}): sbatch refuses the job (Requested node configuration is not "
-                        f"available, or More processors requested than permitted)",
+                        f"each node needs {cpus} CPUs ({how}) but the nodes of {where} have at most {most}",
                         label="more CPUs than a node has",
+                        notes=("sbatch refuses the job (Requested node configuration is not available, or More "
+                               "processors requested than permitted)", _source(provenance)),
                     )
         total = geometry.ntasks.value if geometry.ntasks.origin is not None and geometry.ntasks.origin.in_header else None
         if total and not cpus_reported:
@@ -502,9 +508,9 @@ class RequestBeyondPartitionNodes(Rule):
                     script, directive.value_span or directive.span,
                     f"the job's {total * per_task} CPUs (`--ntasks={directive.value}`"
                     + (f" × `--cpus-per-task={per_task}`" if per_task > 1 else "")
-                    + f") are more than all {max(have)} CPUs of {where} (in {provenance}): sbatch refuses the job "
-                    f"(More processors requested than permitted)",
+                    + f") are more than all {max(have)} CPUs of {where}",
                     label="more CPUs than the partition has",
+                    notes=("sbatch refuses the job (More processors requested than permitted)", _source(provenance)),
                 )
         memory, directive, how = _memory_per_node(script, geometry, cpus)
         if memory and directive is not None:
@@ -513,9 +519,10 @@ class RequestBeyondPartitionNodes(Rule):
                 yield self.report(
                     script, directive.value_span or directive.span,
                     f"each node needs {_size(memory)} of memory ({how}) but the nodes of {where} have at most "
-                    f"{_size(most)} (in {provenance}): sbatch refuses the job (Requested node configuration is "
-                    f"not available)",
+                    f"{_size(most)}",
                     label="more memory than a node has",
+                    notes=("sbatch refuses the job (Requested node configuration is not available)",
+                           _source(provenance)),
                 )
 
 
@@ -577,9 +584,9 @@ class GpuRequestWithoutGpus(Rule):
             origin = geometry.gpu_requests[0]
             yield self.report(
                 script, origin.span or origin.directive.span,
-                f"`{origin.written}` asks for GPUs but the nodes of {where} have no GPUs (in "
-                f"{profile.provenance()}): sbatch refuses the job",
+                f"`{origin.written}` asks for GPUs but the nodes of {where} have no GPUs",
                 label="no GPUs in this partition",
+                notes=("sbatch refuses the job", _source(profile.provenance())),
             )
         gres = script.header.winning(opt.GRES)
         value = _literal(gres)
@@ -595,9 +602,10 @@ class GpuRequestWithoutGpus(Rule):
             shown = ", ".join(sorted(offered)) or "none"
             yield self.report(
                 script, gres.value_span or gres.span,
-                f"`--gres={value}` asks for `{name}`, which no node of {where} offers (GRES: {shown}, in "
-                f"{profile.provenance()}): sbatch refuses the job (Invalid generic resource (gres) specification)",
+                f"`--gres={value}` asks for `{name}`, which no node of {where} offers",
                 label="GRES not offered",
+                notes=("sbatch refuses the job (Invalid generic resource (gres) specification)",
+                       f"GRES: {shown}, in {profile.provenance()}"),
             )
 
 
@@ -670,15 +678,17 @@ class AccountNotAssociated(Rule):
         span = directive.value_span or directive.span
         if not mine:
             accounts = sorted({acct for acct, _ in pairs})
-            message = (f"you have no association with account `{account}`: sbatch refuses the job (Invalid account "
-                       f"or account/partition combination specified) (accounts: "
-                       f"{', '.join(f'`{a}`' for a in accounts) or 'none'}, in {profile.provenance()})")
+            message = f"you have no association with account `{account}`"
             import difflib  # only for an account without association
 
             close = difflib.get_close_matches(account, accounts, n=1, cutoff=0.6)
             if close:
                 message += f"; did you mean `{close[0]}`?"
-            yield self.report(script, span, message, label="no association")
+            yield self.report(
+                script, span, message, label="no association",
+                notes=("sbatch refuses the job (Invalid account or account/partition combination specified)",
+                       f"accounts: {', '.join(f'`{a}`' for a in accounts) or 'none'}, in {profile.provenance()}"),
+            )
             return
         if "" in mine or profile.partitions is None:
             return
@@ -688,9 +698,10 @@ class AccountNotAssociated(Rule):
             yield self.report(
                 script, span,
                 f"account `{account}` is associated only for partition{'s' * (len(mine) > 1)} {allowed}, not "
-                f"{_which(partner, partitions)} (in {profile.provenance()}): sbatch refuses the job (Invalid "
-                f"account or account/partition combination specified)",
+                f"{_which(partner, partitions)}",
                 label="not for this partition",
+                notes=("sbatch refuses the job (Invalid account or account/partition combination specified)",
+                       _source(profile.provenance())),
             )
 
 
@@ -756,7 +767,7 @@ class PluginOptionNotProvided(Rule):
         if profile is None or profile.plugin_options is None:
             return
         provided = set(profile.plugin_option_names)
-        where = f"plugin options in {profile.provenance()}: {_listed(profile)}"
+        where = f"plugin options: {_listed(profile)}, in {profile.provenance()}"
         for directive in script.header.directives:
             if directive.placement != "header":
                 continue
@@ -766,9 +777,9 @@ class PluginOptionNotProvided(Rule):
                     kind = "a pyxis option" if spec.pyxis else "declared in `extra-options`"
                     yield self.report(
                         script, directive.option_span,
-                        f"`--{spec.long}` is {kind}, and no plugin of this cluster provides it ({where}): sbatch "
-                        f"refuses the job (unrecognized option)",
+                        f"`--{spec.long}` is {kind}, and no plugin of this cluster provides it",
                         label="not on this cluster",
+                        notes=("sbatch refuses the job (unrecognized option)", where),
                     )
                 continue
             if directive.dashes != "--":
@@ -778,9 +789,9 @@ class PluginOptionNotProvided(Rule):
                 written = "--" + directive.option
                 yield self.report(
                     script, directive.option_span,
-                    f"`{written}` is neither a Slurm option nor one of this cluster's plugins' ({where}): sbatch "
-                    f"refuses the job (unrecognized option '{written}')",
+                    f"`{written}` is neither a Slurm option nor one of this cluster's plugins' options",
                     label="not on this cluster",
+                    notes=(f"sbatch refuses the job (unrecognized option '{written}')", where),
                 )
         for step in script.steps:
             for option in step.options:
@@ -788,10 +799,15 @@ class PluginOptionNotProvided(Rule):
                 if spec is not None and spec.pyxis and spec.long not in provided:
                     yield self.report(
                         script, option.source_span() or step.span,
-                        f"`--{spec.long}` is a pyxis option, and no plugin of this cluster provides it ({where}): "
-                        f"srun refuses the step (unrecognized option)",
+                        f"`--{spec.long}` is a pyxis option, and no plugin of this cluster provides it",
                         label="not on this cluster",
+                        notes=("srun refuses the step (unrecognized option)", where),
                     )
+
+
+def _source(provenance: str) -> str:
+    """The note that says where a cluster fact comes from."""
+    return f"as recorded in {provenance}"
 
 
 def _listed(profile: Profile) -> str:

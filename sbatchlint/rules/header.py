@@ -68,11 +68,11 @@ class ShellSyntaxError(Rule):
             first, last = source.line_of(region.start), source.line_of(max(region.start, region.end - 1))
             where = f"line {first}" if first == last else f"lines {first}-{last}"
             verb = "was" if first == last else "were"
+            unchecked = f"{where} could not be parsed and {verb} not checked"
             if complaint:
-                message = f"bash: {complaint}; {where} could not be parsed and {verb} not checked"
+                yield self.report(script, region, f"bash: {complaint}", label="not parsed", notes=(unchecked,))
             else:
-                message = f"{where} could not be parsed and {verb} not checked"
-            yield self.report(script, region, message, label="not parsed")
+                yield self.report(script, region, unchecked, label="not parsed")
 
 
 @register
@@ -388,9 +388,10 @@ class TemplateFile(Rule):
         yield self.report(
             script,
             evidence.span,
-            f"this file is a template for another tool ({evidence.what}): it is not checked as a job script",
+            f"this file is a template for another tool ({evidence.what})",
             label="template",
             help="lint the script the tool generates from it",
+            notes=("it is not checked as a job script",),
         )
 
 

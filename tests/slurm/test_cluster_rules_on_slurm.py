@@ -146,7 +146,7 @@ def test_refused_script_gets_the_finding(slurm, profile, text, code, refusal):
     assert refusal in answer.output
     found = cluster_findings(text, profile)
     assert [d.code for d in found] == [code], [d.message for d in found]
-    assert "cluster profile of sbatchlint taken" in found[0].message
+    assert "cluster profile of sbatchlint taken" in found[0].notes[-1]
 
 
 @pytest.mark.parametrize("text", ACCEPTED)
