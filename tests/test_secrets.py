@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from lintutil import fix_text, lint_text
+from lintutil import fix_text, lint_text, said
 from sbatchlint import redaction, secrets
 from sbatchlint.source import Source
 
@@ -370,7 +370,7 @@ def test_direct_bash_c_argument():
 def test_not_exported_means_no_fix_and_says_so():
     body = 'HF_TOKEN=$(cat ~/.hf)\nsrun bash -c "python fetch.py --token $HF_TOKEN"\n'
     (diagnostic,) = found(body, "SBL402")
-    assert diagnostic.fix is None and "export it first" in diagnostic.message
+    assert diagnostic.fix is None and "export it first" in said(diagnostic)
     exported = 'export HF_TOKEN=$(cat ~/.hf)\nsrun bash -c "python fetch.py --token $HF_TOKEN"\n'
     (diagnostic,) = found(exported, "SBL402")
     assert diagnostic.fix is not None
@@ -379,7 +379,7 @@ def test_not_exported_means_no_fix_and_says_so():
 def test_step_export_list_without_the_variable_means_no_fix():
     body = 'srun --export=NONE bash -c "python fetch.py --token $HF_TOKEN"\n'
     (diagnostic,) = found(body, "SBL402")
-    assert diagnostic.fix is None and "--export" in diagnostic.message
+    assert diagnostic.fix is None and "--export" in said(diagnostic)
 
 
 def test_single_quotes_at_task_level_mean_no_fix():

@@ -501,9 +501,9 @@ class SecretExpandedIntoCommand(Rule):
                     yield self.report(
                         script,
                         site,
-                        f"${name} is expanded onto the srun command line: its value is in every task's arguments, "
-                        "visible in `ps` on each node",
+                        f"${name} is expanded onto the srun command line",
                         label="secret on the command line",
+                        notes=("its value is in every task's arguments, visible in `ps` on each node",),
                         help=f"let the program read {name} from its environment (srun passes the exported variables to every task)",
                     )
             for option in step.options:
@@ -538,14 +538,15 @@ class SecretExpandedIntoCommand(Rule):
             yield self.report(
                 script,
                 site,
-                f"`{command.program}` prints ${name} into the job log: anyone who can read the log has the secret",
+                f"`{command.program}` prints ${name} into the job log",
                 fix,
                 label="printed",
+                notes=("anyone who can read the log has the secret",),
                 help="print whether it is set instead: ${" + name + ":+set} or ${#" + name + "} characters",
             )
 
     def _option_finding(self, script, step, option, site: Span, name: str) -> Diagnostic:
-        message = f"${name} is expanded onto the srun command line: its value is visible in `ps` on the node"
+        message = f"${name} is expanded onto the srun command line"
         fix = None
         data = script.data
         if option.name == "export":
@@ -563,13 +564,12 @@ class SecretExpandedIntoCommand(Rule):
             fix,
             label="secret on the command line",
             help=f"name it instead (`--export=ALL,{name}`): srun passes the exported variable to every task",
+            notes=("its value is visible in `ps` on the node",),
         )
 
     def _string_finding(self, script, task: TaskString, step, site: Span, name: str, index: int) -> Diagnostic:
-        message = (
-            f"${name} is expanded by the batch shell into the task's command string: its value lands in the "
-            "command line of every task and in the job log whenever the command is printed"
-        )
+        message = f"${name} is expanded by the batch shell into the task's command string"
+        notes = ["its value lands in the command line of every task and in the job log whenever the command is printed"]
         at = step.span.start if step is not None else site.start
         reaches, why_not = _reaches_task(script, name, at, step)
         quote = task.quote_at(index)
@@ -583,13 +583,15 @@ class SecretExpandedIntoCommand(Rule):
         fix = None
         help_text = f"escape it (\\${name}) so each task reads {name} from its own environment"
         if not reaches:
-            message += f" ({why_not})"
+            notes.append(why_not)
             help_text = f"then escape it (\\${name}) so each task reads {name} from its own environment"
         elif quote == "'":
             help_text = f"the task's shell sees it inside single quotes; pass it another way (for example as an exported {name})"
         elif in_double_quotes:
             fix = Fix.safe(f"escape it as `\\${name}`: each task reads {name} from its environment", Edit.insert(site.start, "\\"))
-        return self.report(script, site, message, fix, label="expanded by the batch shell", help=help_text)
+        return self.report(
+            script, site, message, fix, label="expanded by the batch shell", help=help_text, notes=notes
+        )
 
 
 # -- SBL403 ----------------------------------------------------------------------------------------
@@ -748,8 +750,9 @@ class XtraceWithSecrets(Rule):
             yield self.report(
                 script,
                 span,
-                f"tracing (`{on[1]}`, {where}) is on here: bash prints this command with ${name}'s value into the job log",
+                f"bash prints this command with ${name}'s value into the job log",
                 label="traced",
+                notes=(f"tracing (`{on[1]}`, {where}) is on here",),
                 help=f"turn tracing off around it (`set +x` … `set -x`)",
             )
         # Task shells: `bash -x -c STRING`, or `set -x` inside the string.
@@ -780,8 +783,9 @@ class XtraceWithSecrets(Rule):
                 yield self.report(
                     script,
                     span,
-                    f"the task's shell traces its commands (`{origin}`): it prints this one with ${name}'s value into the job log",
+                    f"the task's shell prints this command with ${name}'s value into the job log",
                     label="traced",
+                    notes=(f"it traces its commands (`{origin}`)",),
                     help="drop -x, or turn tracing off around the command that uses the secret",
                 )
 
