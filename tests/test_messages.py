@@ -59,8 +59,6 @@ TOO_LONG = frozenset({
     "SBL112", "SBL113",
     "SBL201", "SBL202", "SBL203",
     "SBL301", "SBL302", "SBL303", "SBL304", "SBL305", "SBL306", "SBL307", "SBL308", "SBL309", "SBL310",
-    "SBL402", "SBL403",
-    "SBL501", "SBL502", "SBL503",
 })
 
 

@@ -15,7 +15,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from lintutil import fix_text, lint_text
+from lintutil import fix_text, lint_text, said
 from sbatchlint.cli import main
 from sbatchlint.diagnostics import Diagnostic, Edit, Fix, Severity
 from sbatchlint.fix import fix_to_fixed_point
@@ -76,7 +76,7 @@ def test_every_launch_guard_variant_has_a_fix():
 
 def test_launch_guard_message_names_the_variables():
     (d,) = lint_text('import os, sys\nif "WORLD_SIZE" not in os.environ:\n    sys.exit(1)\n', ["SBL501"], "t.py")
-    assert "WORLD_SIZE" in d.message and "SLURM_NTASKS" in d.message and "srun" in d.message
+    assert "WORLD_SIZE" in d.message and "SLURM_NTASKS" in said(d) and "srun" in said(d)
     assert d.severity is Severity.ERROR
 
 
@@ -173,7 +173,7 @@ def test_timeout_fix_is_unsafe_only():
 def test_barrier_message_names_the_work_and_the_wait():
     text = f'import torch.distributed as dist\n\ndist.init_process_group("nccl")\n{HAZARD}'
     (d,) = lint_text(text, ["SBL502"], "t.py")
-    assert "model.save_pretrained` (line 5)" in d.message and "dist.barrier` (line 6)" in d.message
+    assert "model.save_pretrained` (line 5)" in d.message and "dist.barrier` (line 6)" in said(d)
 
 
 # -- SBL503 fixes -----------------------------------------------------------------------------------

@@ -216,11 +216,11 @@ class TorchrunOnlyLaunchGuard(PythonRule):
             yield self.report(
                 module,
                 module.span(guard.test),
-                f"the script exits when torchrun's {variables} {verb} missing: launched srun-natively (srun sets "
-                f"{counterparts} instead) it refuses to run",
+                f"the script exits when torchrun's {variables} {verb} missing",
                 fix,
                 label="torchrun-only",
                 help=f"also accept {counterparts}",
+                notes=(f"launched srun-natively (srun sets {counterparts} instead) it refuses to run",),
             )
 
 
@@ -395,15 +395,19 @@ class BarrierTimeoutTooShort(PythonRule):
                 edits = module.edits(tree)
                 if edits:
                     fix = Fix.unsafe("add timeout=timedelta(minutes=60)", *edits)
+            message = f"rank 0 runs `{work}` (line {module.line(hazard.work.call)}) while {waiters} in `{wait}`"
             yield self.report(
                 module,
                 module.span(call.func),
-                f"the process group keeps its default timeout (10 minutes with NCCL), but rank 0 runs `{work}` (line "
-                f"{module.line(hazard.work.call)}) while {waiters} in `{wait}` (line "
-                f"{module.line(hazard.wait.call)}): when it takes longer they time out and the job dies",
+                message if len(message) <= 100 else message[: message.rindex(" in `")],  # the wait is in a note
                 fix,
                 label="no timeout",
                 help="pass timeout=timedelta(minutes=60) (or longer)",
+                notes=(
+                    "the process group keeps its default timeout (10 minutes with NCCL)",
+                    f"when `{work}` takes longer, the ranks waiting in `{wait}` (line {module.line(hazard.wait.call)}) "
+                    "time out and the job dies",
+                ),
             )
 
 
@@ -526,9 +530,11 @@ class NarrowArtifactExcept(PythonRule):
             yield self.report(
                 module,
                 module.span(handler.type),
-                f"`except {found.caught}` around `{found.what}` (line {module.line(found.call)}): an ImportError "
-                "from remote model code escapes it, rank 0 dies and the other ranks hang at the next barrier",
+                f"`except {found.caught}` around `{found.what}` (line {module.line(found.call)}) does not catch "
+                "ImportError",
                 Fix.safe("also catch ImportError", *edits) if edits else None,
                 label="ImportError escapes",
                 help="catch (OSError, ImportError)",
+                notes=("an ImportError from remote model code escapes it: rank 0 dies and the other ranks hang at the "
+                       "next barrier",),
             )
