@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple
 
 import pytest
 
-from lintutil import codes, fix_text, lint_text
+from lintutil import codes, fix_text, lint_text, said
 from sbatchlint.model.script import Script
 from sbatchlint.source import Source
 
@@ -229,7 +229,7 @@ def test_task_environment():
         ("SBL203", 27, "$DATA", "unsafe"),  # --export=NONE,DATA: DATA must be exported to be selected
         ("SBL203", 27, "$HF_HOME", None),  # --export=NONE,DATA: exporting would not help
     ]
-    messages = {d.message for d in lint_text(text, ["SBL203"])}
+    messages = {said(d) for d in lint_text(text, ["SBL203"])}
     assert any("unless the submission environment exports it" in m for m in messages)  # ${RUN_NAME:-…}
     assert any("cannot export arrays" in m for m in messages)
     assert any("--export=NONE,DATA" in m for m in messages)

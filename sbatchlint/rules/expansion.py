@@ -616,11 +616,13 @@ class PerTaskVariableExpandedEarly(Rule):
                 yield self.report(
                     script,
                     span,
-                    f"`{written}` in the job this script submits (an unquoted here-document) is expanded by the "
-                    f"submitting shell, before the job exists: every task of the job gets that shell's value "
-                    f"of `{name}` (usually empty)",
+                    f"`{written}` in an unquoted here-document is expanded by the submitting shell",
                     label="expanded at submission",
                     help=f"write `\\${name}` so that the job's own shell expands it, or quote the delimiter (<<'EOF')",
+                    notes=(
+                        "the here-document is the job this script submits: it is expanded before the job exists, so "
+                        f"every task of the job gets the submitting shell's value of `{name}` (usually empty)",
+                    ),
                 )
 
     def _file_name_report(self, script, step, option, piece, scope: str, pattern: Optional[str], reason: str) -> Diagnostic:
@@ -634,15 +636,13 @@ class PerTaskVariableExpandedEarly(Rule):
             consequence = "every task reads the same file instead of its own"
         else:
             consequence = "every task writes the same file, so their outputs interleave or overwrite each other"
-        message = (
-            f"`{written}` in `srun {option.written}` (line {line}) is expanded once by the batch shell, "
-            f"{frozen}: {consequence}"
-        )
+        message = f"`{written}` in `srun {option.written}` (line {line}) is expanded once by the batch shell"
+        notes = (f"it is expanded {frozen}: {consequence}",)
         if pattern is not None:
             meaning = "rank" if pattern == "%t" else "node id"
             fix = Fix.safe(f"write srun's `{pattern}` pattern", Edit(piece.span, pattern))
             help = f"write `{pattern}`: srun fills in each task's {meaning} itself"
-            return self.report(script, piece.span, message, fix, label="the same for every task", help=help)
+            return self.report(script, piece.span, message, fix, label="the same for every task", help=help, notes=notes)
         hint = _file_name_pattern(piece.name)
         if hint is not None:
             help = f"write srun's file-name pattern `{hint}` instead (not fixed automatically: {reason})"
@@ -651,7 +651,7 @@ class PerTaskVariableExpandedEarly(Rule):
                 "srun has no file-name pattern for the node-local id: name the files by rank with `%t` "
                 "(or `%N_%t`), or redirect inside the task with `bash -c '… > file_$SLURM_LOCALID'`"
             )
-        return self.report(script, piece.span, message, None, label="the same for every task", help=help)
+        return self.report(script, piece.span, message, None, label="the same for every task", help=help, notes=notes)
 
     def _task_commands(self, script) -> Iterator[Diagnostic]:
         for entry in early_expansions(script):
@@ -673,22 +673,20 @@ class PerTaskVariableExpandedEarly(Rule):
             direct = next((o for o in relevant if not o.in_string), None)
             if direct is not None:
                 line = _line(script, direct.step.span.start)
-                message = (
-                    f"`{written}` is expanded by the batch shell on the step's command line (line {line}), "
-                    f"once, on the job's first node: {consequence}"
-                )
+                message = f"`{written}` is expanded by the batch shell on the step's command line (line {line})"
+                notes = (f"it is expanded once, on the job's first node: {consequence}",)
                 help = (
                     "let each task's shell expand it: `srun … bash -c 'exec … "
                     + _bash_c_form(direct, entry.name)
                     + " …'`"
                 )
                 fix = _task_shell_fix(script, direct, entry)
-                yield self.report(script, entry.site, message, fix, label="expanded by the batch shell", help=help)
+                yield self.report(
+                    script, entry.site, message, fix, label="expanded by the batch shell", help=help, notes=notes
+                )
                 continue
-            message = (
-                f"`{written}` is expanded once by the batch shell, on the job's first node, "
-                f"{_where(script, entry, first.step)}: {consequence}"
-            )
+            message = f"`{written}` is expanded once by the batch shell, not by each task"
+            notes = (f"the batch shell expands it on the job's first node, {_where(script, entry, first.step)}", consequence)
             escaped = "\\" + script.text(entry.site)
             fix = None
             if scope == "launcher" and not all(_assigned_by_task(o.step, entry.name) for o in relevant):
@@ -699,7 +697,9 @@ class PerTaskVariableExpandedEarly(Rule):
                 help = f"write `{escaped}` so each task's shell expands its own value"
             else:
                 help = f"write `{escaped}` so each task's shell expands its own value (not fixed automatically: {entry.reason})"
-            yield self.report(script, entry.site, message, fix, label="expanded by the batch shell", help=help)
+            yield self.report(
+                script, entry.site, message, fix, label="expanded by the batch shell", help=help, notes=notes
+            )
 
 
 @register
@@ -801,9 +801,10 @@ class JobVariableExpandedEarly(Rule):
             step = steps[0]
             written = script.text(entry.site)
             escaped = "\\" + written
-            message = (
-                f"`{written}` is expanded by the batch shell {_where(script, entry, step)}, not by each task: "
-                "harmless for a job-wide value, but inconsistent with the per-task variables the tasks expand"
+            message = f"`{written}` is expanded by the batch shell, not by each task"
+            notes = (
+                f"the batch shell expands it {_where(script, entry, step)}",
+                "harmless for a job-wide value, but inconsistent with the per-task variables the tasks expand",
             )
             reason = entry.reason
             fixable = entry.escapable
@@ -821,7 +822,9 @@ class JobVariableExpandedEarly(Rule):
             else:
                 fix = None
                 help = f"keep it as is, or write `{escaped}` by hand (not fixed automatically: {reason})"
-            yield self.report(script, entry.site, message, fix, label="expanded by the batch shell", help=help)
+            yield self.report(
+                script, entry.site, message, fix, label="expanded by the batch shell", help=help, notes=notes
+            )
 
 
 def _value_of_its_own(script, entry: EarlyExpansion) -> bool:
@@ -1038,27 +1041,29 @@ class VariableNotExportedToTask(Rule):
             if not passes_exported:
                 message = (
                     f"`{site}` is expanded by the task's shell, but `srun --export={written_export}` does not "
-                    f"pass `{name}`: the task sees it empty"
+                    f"pass `{name}`"
                 )
                 help = f"add `{name}` to the `--export` list (exported, or as `{name}=${name}`), or let the batch shell expand it into the string"
-                yield self.report(script, late.site, message, None, label="empty in the task", help=help)
+                yield self.report(
+                    script, late.site, message, None, label="empty in the task", help=help,
+                    notes=("the task sees it empty",),
+                )
                 reported.add(key)
                 continue
             unset_alternative = any(
                 len(value.pieces) == 1 and not value.pieces[0].known and value.pieces[0].name == name for value in found
             )
             array = any(a.kind == "array" for a in assignments)
-            if array:
-                detail = f"`{name}` is an array of the batch script (line {line}), and bash cannot export arrays"
-            else:
-                detail = f"`{name}` is a plain variable of the batch script (line {line}), not exported"
             passed_by = f" (`--export={written_export}` only selects exported variables)" if name in selected else ""
-            message = (
-                f"`{site}` is expanded by the task's shell, but {detail}: srun does not pass it{passed_by}, "
-                "so the task sees it empty"
-            )
+            empty = f"srun does not pass it{passed_by}, so the task sees it empty"
+            if array:
+                message = f"`{site}` is expanded by the task's shell, but `{name}` (line {line}) is an array"
+                note = f"`{name}` is an array of the batch script, and bash cannot export arrays: {empty}"
+            else:
+                message = f"`{site}` is expanded by the task's shell, but `{name}` (line {line}) is not exported"
+                note = f"`{name}` is a plain variable of the batch script: {empty}"
             if unset_alternative:
-                message += " (unless the submission environment exports it)"
+                note += " (unless the submission environment exports it)"
             edits = [export_edit(script, a) for a in assignments]
             fix = None
             if not array and edits and all(e is not None for e in edits):
@@ -1068,5 +1073,5 @@ class VariableNotExportedToTask(Rule):
                 help = "let the batch shell expand it into the string, or pass the elements another way"
             else:
                 help = f"export it (`export {name}=…`), or let the batch shell expand it into the string"
-            yield self.report(script, late.site, message, fix, label="empty in the task", help=help)
+            yield self.report(script, late.site, message, fix, label="empty in the task", help=help, notes=(note,))
             reported.add(key)
