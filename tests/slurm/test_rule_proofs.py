@@ -259,7 +259,7 @@ def test_magic_word_without_a_blank(slurm):
         srun hostname
         """), "comment.sbatch")
     (finding,) = findings(comment)
-    assert finding["code"] == "SBL005" and "Invalid directive found in batch script: ED" in finding["message"]
+    assert finding["code"] == "SBL005" and "Invalid directive found in batch script: ED" in " ".join(finding["notes"])
     refused = slurm.test_only(comment)
     assert not refused.accepted and "Invalid directive found in batch script: ED" in refused.stderr
     commented = slurm.script(comment.read_text().replace("#SBATCHED", "##SBATCHED"), "commented.sbatch")
