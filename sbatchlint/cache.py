@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-FORMAT = 1  # the entry layout; a change makes every older entry a miss
+FORMAT = 2  # the entry layout; a change makes every older entry a miss
 DIRECTORY_NAME = ".sbatchlint_cache"
 
 # -- what the run looked at besides the file --------------------------------------------------
@@ -214,7 +214,12 @@ def _diagnostic_data(d) -> Dict[str, Any]:
     return {
         "code": d.code, "name": d.name, "severity": d.severity.value, "span": [d.span.start, d.span.end],
         "message": d.message, "fix": fix, "label": d.label, "help": d.help, "notes": list(d.notes),
+        "path": d.path,  # another file's for a finding in a file the script sources
     }
+
+
+def _path(item: Dict[str, Any], display: str) -> str:
+    return item.get("path", display)  # another file's for a finding in a file the script sources
 
 
 def _diagnostic(item: Dict[str, Any], display: str):
@@ -228,7 +233,7 @@ def _diagnostic(item: Dict[str, Any], display: str):
                   Applicability(data["applicability"]), data["description"])
     return Diagnostic(
         code=item["code"], name=item["name"], severity=Severity(item["severity"]), span=Span(*item["span"]),
-        message=item["message"], fix=fix, path=display, label=item["label"], help=item["help"],
+        message=item["message"], fix=fix, path=_path(item, display), label=item["label"], help=item["help"],
         notes=tuple(item["notes"]),
     )
 

@@ -120,7 +120,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     from .report import formatter
     from .report.text import summary_line
     from .redaction import RedactingStream, redacting_excepthook
-    from .runner import CommandLine, Job, Resolver, once_each, run_all
+    from .runner import CommandLine, Job, Resolver, SourcedFindings, once_each, run_all
 
     if show_settings is not None:
         paths = paths or (show_settings,)
@@ -199,11 +199,18 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     from .python.entry import follow_launched
 
     skipped = []
+    sourced = SourcedFindings()
 
     def _report(result) -> None:
         if result.skipped:
             skipped.append(result.path)
             return
+        others = sourced.split(result)  # findings in a file the script sources: that file's own, after it
+        _report_one(result)
+        for other in others:
+            _report_one(other)
+
+    def _report_one(result) -> None:
         out.remember(result.secrets)
         stream.remember(result.secrets)
         if result.error:

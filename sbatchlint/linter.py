@@ -160,6 +160,7 @@ def _lint(source: Source, options: Optional[Options], model, failures: Optional[
         from . import shellcheck
 
         diagnostics.extend(d for d in shellcheck.run(source) if enabled(d.code))
+    diagnostics, foreign = _own_and_sourced(source, model, diagnostics)
     found = suppressions.find(source, model)
     if found:
         diagnostics = suppressions.apply(source, diagnostics, found)
@@ -168,12 +169,33 @@ def _lint(source: Source, options: Optional[Options], model, failures: Optional[
                 rule = registry.rule(code)
                 diagnostics.extend(run(rule, rule.findings, model, found, enabled, CODES))
         diagnostics = suppressions.apply_to_own(source, diagnostics, found)
+    diagnostics.extend(foreign)
     for d in diagnostics:
         override = options.severity.get(d.code)
         if override is not None:
             d.severity = override
     diagnostics.sort(key=Diagnostic.sort_key)
     return diagnostics
+
+
+def _own_and_sourced(source: Source, model, diagnostics: List[Diagnostic]):
+    """The findings at the script's own lines, and those reported in a file it sources (at that
+    file's lines, ``Rule.report``'s ``origin``), the latter already filtered by that file's own
+    suppression comments (``# sbatchlint: disable=…`` on the line, or ``disable-file``)."""
+    foreign = [d for d in diagnostics if d.path != source.path]
+    if not foreign:
+        return diagnostics, []
+    from .model.sourced import files_read
+
+    read = files_read(model.values.sourced)
+    own = [d for d in diagnostics if d.path == source.path or d.path not in read]
+    kept = []
+    for path in sorted({d.path for d in foreign if d.path in read}):
+        other = Source(read[path], path)
+        mine = [d for d in foreign if d.path == path]
+        comments = suppressions.find(other)
+        kept.extend(suppressions.apply(other, mine, comments) if comments else mine)
+    return own, kept
 
 
 # What a submitted here-document body is checked for when the outer shell expands it first

@@ -291,6 +291,59 @@ def unified_diff(source: Source, new: bytes, result: FileResult) -> str:
     return result.redact(text)
 
 
+class SourcedFindings:
+    """Findings that a script's rules report in a file it sources (``Rule.report``'s ``origin``):
+    each such file is reported as a file of its own, at its own lines, and each finding once in a
+    run however many scripts source the file."""
+
+    def __init__(self) -> None:
+        self.seen: set = set()
+
+    def split(self, result: FileResult) -> List[FileResult]:
+        """Take ``result``'s findings in other files out of it, as results for those files."""
+        foreign = [d for d in result.diagnostics if d.path != result.path]
+        if not foreign:
+            return []
+        from dataclasses import replace
+
+        from .redaction import text_scan
+
+        result.diagnostics = [d for d in result.diagnostics if d.path == result.path]
+        by_path: Dict[str, list] = {}
+        for d in foreign:
+            by_path.setdefault(d.path, []).append(d)
+        out = []
+        for path, found in by_path.items():
+            try:
+                source = Source.read(path)
+            except InputError:
+                continue  # gone since it was read: its findings cannot be placed
+            display = _shown(path)
+            source.path = display
+            fresh = []
+            for d in found:
+                key = (os.path.realpath(path), d.code, d.span.start, d.span.end)
+                if key in self.seen or d.span.end > len(source.data):
+                    continue
+                self.seen.add(key)
+                fresh.append(replace(d, path=display))
+            if fresh:
+                other = FileResult(display, source, fresh)
+                _hide(other, source, text_scan(source))
+                other.secrets = sorted(set(other.secrets) | set(result.secrets))
+                out.append(other)
+        return out
+
+
+def _shown(path: str) -> str:
+    """A sourced file's path as output shows it: relative to the working directory when under it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return path if relative.startswith("..") else relative
+
+
 def once_each(jobs: List[Job]) -> List[Job]:
     """``jobs`` without a second path to a file already among them (symbolic or hard links to
     the same file): fixing it twice would write it twice."""

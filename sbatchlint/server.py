@@ -139,7 +139,8 @@ class SbatchlintServer(LanguageServer):
         result = lint_text(path, document.source)
         findings = []
         if result.source is not None:
-            findings = [(d, to_lsp(result, d, self.encoding)) for d in result.diagnostics]
+            # a finding in a file the script sources belongs to that file's own lines
+            findings = [(d, to_lsp(result, d, self.encoding)) for d in result.diagnostics if d.path == result.path]
         diagnostics = [lsp for _, lsp in findings]
         if result.error:
             diagnostics.append(types.Diagnostic(

@@ -67,8 +67,11 @@ def test_a_cache_set_in_a_sourced_file_is_checked_where_it_is_set(tmp_path):
     job = write(tmp_path, {"job.sh": HEADER + "source ./site.sh\n" + STEP, "site.sh": "export HF_HOME=/tmp/hf\n"})
     (diagnostic,) = findings(job)
     assert diagnostic.code == "SBL304"
-    assert "`HF_HOME` is `/tmp/hf` (set by the sourced file `./site.sh`)" in diagnostic.message
-    assert job.read_bytes()[diagnostic.span.start:diagnostic.span.end] == b"source ./site.sh"
+    assert "`HF_HOME` is `/tmp/hf`, a directory local" in diagnostic.message
+    # reported where the file sets it, with no fix (--fix edits only the files it is given)
+    assert diagnostic.path == str(tmp_path / "site.sh") and diagnostic.fix is None
+    assert (tmp_path / "site.sh").read_bytes()[diagnostic.span.start:diagnostic.span.end] == b"HF_HOME=/tmp/hf"
+    assert diagnostic.notes[-1] == "`job.sh` sources this file at line 6"
     # the same file pointing at the shared filesystem: nothing to say
     (tmp_path / "site.sh").write_text("export HF_HOME=/lustre/fsw/alice/cache/hf\n")
     assert findings(job) == []
@@ -255,3 +258,88 @@ def test_an_unread_source_after_an_assignment_may_replace_it(tmp_path):
     job = write(tmp_path, {"job.sh": HEADER + 'RUN=a\nsource "$SITE_ENV"\nsrun python train.py --run "$RUN"\n'})
     plan = Planner(Source(job.read_bytes(), str(job)), findings=False).build()
     assert plan["steps"][0]["environment"] == [{"name": "RUN", "expanded_by": "batch", "value": {"unknown": "sourced-file"}}]
+
+
+# -- findings in a sourced file: at its own path and lines, once a run ---------------------------
+def run_cli(directory: Path, *arguments: str):
+    import os
+
+    here = os.getcwd()
+    os.chdir(directory)
+    try:
+        return CliRunner().invoke(main, ["--no-cache", *arguments])
+    finally:
+        os.chdir(here)
+
+
+SITE = """\
+    # cluster settings shared by the team's jobs
+    export HF_TOKEN=hf_QmVyeVNlY3JldFRva2VuVmFsdWUxMjM0
+    export HF_HOME=/tmp/hf-cache
+    """
+
+
+def test_a_finding_in_a_sourced_file_is_reported_once_at_its_line(tmp_path):
+    write(tmp_path, {"job.sh": HEADER + "source ./site.sh\n" + STEP, "site.sh": SITE})
+    (tmp_path / "eval.sh").write_text(HEADER + "#SBATCH --time=01:00:00\n. ./site.sh\n" + STEP)
+    result = run_cli(tmp_path, "--output-format", "json", "job.sh", "eval.sh")
+    found = [f for f in json.loads(result.output) if f["code"].startswith("SBL3")]
+    assert [(f["path"], f["line"], f["column"], f["code"]) for f in found] == [("site.sh", 3, 8, "SBL304")]
+    assert found[0]["fix"] is None and found[0]["notes"][-1] == "`job.sh` sources this file at line 6"
+    # the text format's code frame shows the sourced file's lines, its secret masked
+    result = run_cli(tmp_path, "--select", "SBL304", "job.sh", "eval.sh")
+    assert result.output.startswith("site.sh:3:8: SBL304 `HF_HOME` is `/tmp/hf-cache`")
+    assert "3 | export HF_HOME=/tmp/hf-cache" in result.output
+    assert "hf_QmVy" not in result.output and "Found 1 problem (1 warning) in 1 file." in result.output
+
+
+def test_fixing_a_job_leaves_the_file_it_sources_alone(tmp_path):
+    job = write(tmp_path, {"job.sh": HEADER + "source ./site.sh\n" + STEP, "site.sh": SITE})
+    before = (job.read_bytes(), (tmp_path / "site.sh").read_bytes())
+    result = run_cli(tmp_path, "--fix", "--unsafe-fixes", "--select", "SBL304", "job.sh")
+    assert "site.sh:3:8: SBL304" in result.output
+    assert (job.read_bytes(), (tmp_path / "site.sh").read_bytes()) == before
+
+
+def test_a_suppression_in_the_sourced_file_silences_its_finding(tmp_path):
+    job = write(tmp_path, {"job.sh": HEADER + "source ./site.sh\n" + STEP,
+                           "site.sh": "export HF_HOME=/tmp/hf-cache  # sbatchlint: disable=SBL304\n"})
+    assert findings(job) == []
+    # a comment at the job's `source` line is about the job's own lines, not the file's
+    job.write_text(HEADER + "source ./site.sh  # sbatchlint: disable=SBL304\n" + STEP)
+    (tmp_path / "site.sh").write_text("export HF_HOME=/tmp/hf-cache\n")
+    assert [d.path for d in findings(job)] == [str(tmp_path / "site.sh")]
+
+
+def test_a_rank_a_sourced_file_exports_is_reported_in_that_file(tmp_path):
+    job = write(tmp_path, {
+        "job.sh": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n. conf/dist.env\n"
+                  "srun --kill-on-bad-exit=1 python train.py\n",
+        "conf/dist.env": "export MASTER_PORT=29400\nexport RANK=$SLURM_PROCID\n",
+    })
+    (diagnostic,) = [d for d in lint(Source(job.read_bytes(), str(job)), options(["SBL105"]))]
+    assert diagnostic.path == str(tmp_path / "conf" / "dist.env")
+    assert (tmp_path / "conf" / "dist.env").read_bytes()[diagnostic.span.start:diagnostic.span.end] == b"RANK=$SLURM_PROCID"
+    assert diagnostic.fix is None
+    # the same line in the job itself: reported there, with its fix
+    job.write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\nexport RANK=$SLURM_PROCID\n"
+                   "srun --kill-on-bad-exit=1 python train.py\n")
+    (diagnostic,) = [d for d in lint(Source(job.read_bytes(), str(job)), options(["SBL105"]))]
+    assert diagnostic.path == str(job) and diagnostic.fix is not None
+
+
+def test_a_cached_result_keeps_the_sourced_files_place(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.delenv("SBATCHLINT_NO_CACHE", raising=False)
+    site = "# cluster settings\nexport TMPDIR=/tmp\nexport HF_HOME=/tmp/hf-cache\n"
+    write(tmp_path / "jobs", {"job.sh": HEADER + "source ./site.sh\n" + STEP, "site.sh": site})
+    here = os.getcwd()
+    os.chdir(tmp_path / "jobs")
+    try:
+        runs = [CliRunner().invoke(main, ["--cache-dir", str(tmp_path / "cache"), "--output-format", "concise",
+                                          "--select", "SBL304", "job.sh"]).output for _ in range(2)]
+    finally:
+        os.chdir(here)
+    assert runs[0] == runs[1] and runs[0].startswith("site.sh:3:8: SBL304")
+    assert list((tmp_path / "cache").rglob("*.json"))  # the second run was answered from the cache

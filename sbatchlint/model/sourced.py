@@ -213,6 +213,52 @@ def read(path: str, context: SourceContext) -> Tuple[Optional[bytes], Optional[s
     return data, None
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a sourced file sets a variable: the file (absolute), its bytes, and the assignment's
+    span in them; ``sourced_by`` is the ``source`` command in the job script that reads it."""
+
+    path: str
+    data: bytes
+    span: Span
+    name: str
+    sourced_by: Span
+    assignment: object = field(default=None, compare=False)  # the file's own ``Assignment``
+    values: Optional["Values"] = field(default=None, compare=False)  # the file's values
+
+
+def origin_of(assignment) -> Optional[Origin]:
+    """The line of a sourced file that sets what ``assignment`` (a job script's assignment made by
+    ``source FILE``) stands for, following nested sources; None for the script's own assignments
+    or when the file leaves the variable to an unread source or a branch it cannot place."""
+    entry = assignment.sourced
+    if entry is None or entry.values is None or entry.path is None:
+        return None
+    sourced_by = assignment.span
+    while True:
+        found = [a for a in entry.values.assignments.get(assignment.name, []) if a.kind != "unset"]
+        if not found:
+            return None
+        last = found[-1]
+        if last.sourced is None:
+            return Origin(entry.path, entry.data, last.span, assignment.name, sourced_by, last, entry.values)
+        entry = last.sourced
+        if entry.values is None or entry.path is None:
+            return None
+
+
+def files_read(entries: List[SourcedFile]) -> dict:
+    """{absolute path: bytes} of every file read through ``entries`` and the files they source."""
+    found: dict = {}
+    stack = list(entries)
+    while stack:
+        entry = stack.pop()
+        if entry.resolved and entry.path is not None:
+            found.setdefault(entry.path, entry.data)
+            stack.extend(entry.nested)
+    return found
+
+
 def nested_context(path: str, context: SourceContext) -> SourceContext:
     """The context inside a sourced file: relative paths still go against the batch shell's
     working directory; ``$0`` is still the batch script's, but ``BASH_SOURCE`` is now this file."""

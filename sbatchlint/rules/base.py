@@ -81,9 +81,22 @@ class Rule:
         help: Optional[str] = None,
         severity: Optional[Severity] = None,
         notes: Sequence[str] = (),
+        origin=None,
     ) -> Diagnostic:
         """A finding: ``message`` is its first line (at most 100 characters, ``tests/test_messages.py``);
-        ``help`` says what to do, ``notes`` carry the rest of the explanation, a line each."""
+        ``help`` says what to do, ``notes`` carry the rest of the explanation, a line each.
+
+        ``origin`` (``model/sourced.Origin``): the cause is a line of a file the script sources;
+        the finding is reported there, at that file's path, and carries no fix (``--fix`` edits
+        only the files it was given), with a note naming the ``source`` line that reads the file."""
+        path = script.path
+        if origin is not None:
+            import os
+
+            line = script.source.line_of(origin.sourced_by.start)
+            name = os.path.basename(script.path) if script.path not in ("", "-") else "the job script"
+            path, span, fix = origin.path, origin.span, None
+            notes = tuple(notes) + (f"`{name}` sources this file at line {line}",)
         return Diagnostic(
             code=self.code,
             name=self.name,
@@ -91,7 +104,7 @@ class Rule:
             span=span,
             message=message,
             fix=fix,
-            path=script.path,
+            path=path,
             label=label,
             help=help,
             notes=tuple(notes),

@@ -30,6 +30,7 @@ from ..model.containers import (
 )
 from ..model import placement
 from ..model.geometry import geometry
+from ..model.sourced import origin_of
 from ..model.workload import Run, prepares_packed_data
 from ..model.steps import Command, Step, StepOption
 from ..model.tasks import tasks_running
@@ -650,7 +651,7 @@ def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvS
     if not analysis.is_container_local(container, path):
         return None
     where = ""
-    if setting.assignment is not None and setting.assignment.sourced is not None:
+    if setting.assignment is not None and setting.assignment.sourced is not None and origin_of(setting.assignment) is None:
         where = f" (set by the sourced file `{setting.assignment.sourced.operand}`)"
     if is_home_cache(path):
         site = _home_left_to_site(analysis, container)
@@ -659,6 +660,13 @@ def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvS
         if site:
             return f"`{name}` is `{path.text}`{where}" + site
     return f"`{name}` is `{path.text}`{where}, a directory local to each node's container"
+
+
+def _setting_origin(setting: EnvSetting):
+    """The line of a sourced file that sets ``setting``, where its finding is reported."""
+    if setting.where == "unset" or setting.assignment is None or setting.assignment.sourced is None:
+        return None
+    return origin_of(setting.assignment)
 
 
 def _home_left_to_site(analysis: Containers, container: StepContainer) -> Optional[str]:
@@ -895,6 +903,7 @@ class NemoHomeNotShared(Rule):
                 fix,
                 label="NEMO_HOME not shared",
                 help="export NEMO_HOME on the shared filesystem (and mount it), e.g. next to HF_HOME",
+                origin=_setting_origin(setting),
             )
             return
 
@@ -1055,6 +1064,7 @@ class CacheNotShared(Rule):
                     fix,
                     label=f"{name} not shared",
                     help=f"export {name} on the shared filesystem and mount it into the container",
+                    origin=_setting_origin(setting),
                 )
 
 

@@ -15,6 +15,7 @@ from ..model import placement
 from ..model.workload import cpu_tool, training_launch, uses_gpus
 from ..model.branches import step_alternatives
 from ..model.steps import Step
+from ..model.sourced import origin_of
 from ..registry import register
 from ..shell import ancestors, node_span
 from ..source import Span
@@ -241,12 +242,15 @@ class RendezvousEnvInBatchShell(Rule):
             if all_torchrun and name in variables.TORCHRUN_SET:
                 continue
             for assignment in _unique(values.assignments.get(name, [])):
-                if assignment.kind not in ("assign", "append") or assignment.value_node is None:
+                # a file the script sources runs in the batch shell too: reported at its own line
+                origin = origin_of(assignment) if assignment.sourced is not None else None
+                own, where = (origin.assignment, origin.values) if origin is not None else (assignment, values)
+                if own.kind not in ("assign", "append") or own.value_node is None:
                     continue
                 used = sorted(
                     {
                         piece.name
-                        for value in values.evaluate(assignment.value_node)
+                        for value in where.evaluate(own.value_node)
                         for piece in value.pieces
                         if not piece.known and piece.name in PER_TASK_VARIABLES
                     }
@@ -260,6 +264,7 @@ class RendezvousEnvInBatchShell(Rule):
                     label="one value for every task",
                     note=f"every task inherits task 0's value ({name}=0 everywhere), so ranks collide and the job "
                          "hangs or fails at initialization",
+                    origin=origin,
                 )
         if not self._multi_node(script):
             return
@@ -280,11 +285,13 @@ class RendezvousEnvInBatchShell(Rule):
                 note="the tasks on every other node look for the rendezvous on their own host and time out",
             )
 
-    def _report(self, script, assignment, message: str, label: str, note: str) -> Diagnostic:
-        edit = _statement_removal(script, assignment.node)
-        fix = Fix.unsafe(f"remove the `{assignment.name}` assignment", edit) if edit is not None else None
+    def _report(self, script, assignment, message: str, label: str, note: str, origin=None) -> Diagnostic:
+        fix = None
+        if origin is None:
+            edit = _statement_removal(script, assignment.node)
+            fix = Fix.unsafe(f"remove the `{assignment.name}` assignment", edit) if edit is not None else None
         return self.report(script, assignment.span, message, fix, label=label,
-                           help="leave it unset: the launcher derives it for each task", notes=(note,))
+                           help="leave it unset: the launcher derives it for each task", notes=(note,), origin=origin)
 
     @staticmethod
     def _multi_node(script) -> bool:
