@@ -89,7 +89,11 @@ class OptionSpec:
       minor)`` pairs, ``last`` excluded) in which steps do not inherit it
       although they do before and after (``--cpus-per-task``: 22.05 to 23.11);
     * ``accumulates``: given twice, the values add up instead of replacing
-      each other (``--mail-type``, ``--container-mounts``);
+      each other (``--mail-type``);
+    * ``list_valued``: the value is a comma-separated list of entries, but
+      only the last flag counts: pyxis receives one value per option on the
+      side that builds the container (``--container-mounts``,
+      ``--container-env``; DOMAIN.md §9), so a second flag drops the first's;
     * ``free_text``: the value is text for people (``--job-name``,
       ``--comment``), not something the job uses as a name or path;
     * ``toggle``: a pyxis setting that this option and its ``--no-…`` twin turn
@@ -107,6 +111,7 @@ class OptionSpec:
     steps_inherit: bool = True
     not_inherited: tuple | None = None
     accumulates: bool = False
+    list_valued: bool = False
     free_text: bool = False
     toggle: str | None = None
     site: bool = False  # declared by the configuration (a site's SPANK plugin), not Slurm's
@@ -389,7 +394,9 @@ _GEOMETRY = {
 }
 # Slurm 22.05 stopped passing --cpus-per-task from the allocation to srun; 23.11 restored it.
 _NOT_INHERITED = {CPUS_PER_TASK: ((22, 5), (23, 11))}
-_ACCUMULATING = frozenset({MAIL_TYPE, VERBOSE, CONTAINER_MOUNTS, CONTAINER_ENV})
+_ACCUMULATING = frozenset({MAIL_TYPE, VERBOSE})
+# Comma-separated lists of which only the last flag reaches pyxis where it builds the container.
+_LISTS = frozenset({CONTAINER_MOUNTS, CONTAINER_ENV})
 _FREE_TEXT = frozenset({JOB_NAME, COMMENT})
 _TOGGLES = {
     CONTAINER_MOUNT_HOME: "mount-home",
@@ -416,6 +423,7 @@ def _spec(long, short, arg, value, pyxis):
         steps_inherit=not pyxis,
         not_inherited=_NOT_INHERITED.get(preferred),
         accumulates=preferred in _ACCUMULATING,
+        list_valued=preferred in _LISTS,
         free_text=preferred in _FREE_TEXT,
         toggle=_TOGGLES.get(preferred),
     )
@@ -1051,6 +1059,8 @@ def describe(spec: OptionSpec, command: str, version=DEFAULT_SLURM_VERSION) -> l
         facts.append(f"value: {spec.value}")
     if spec.accumulates:
         facts.append("given twice, the values add up")
+    if spec.list_valued:
+        facts.append("a comma-separated list; given twice, only the last one counts: write one list")
     if command == "#SBATCH":
         if spec.pyxis:
             facts.append("pyxis options in the header reach the batch step only, not the srun steps")

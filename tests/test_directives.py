@@ -344,8 +344,22 @@ def test_duplicates_across_spellings():
 
 def test_same_value_flags_and_accumulating_options_are_not_duplicates():
     text = job("-N 2", "--nodes=2", "--exclusive", "--exclusive", "-v -v",
-               "--container-mounts=/a:/a", "--container-mounts=/b:/b", "--mail-type=BEGIN", "--mail-type=END")
+               "--container-mounts=/a:/a", "--container-mounts=/b:/b,/a:/a", "--mail-type=BEGIN", "--mail-type=END")
     assert codes_of(text, ["SBL008"]) == []
+
+
+def test_a_mount_list_the_last_one_leaves_out_is_lost():
+    """pyxis receives only the last --container-mounts: a second list does not add to the first."""
+    text = job("--nodes=1", "--container-mounts=/lustre/a:/a,/lustre/b:/b", "--container-env=HF_HOME",
+               "--container-mounts=/lustre/b:/b", "--container-env=NCCL_DEBUG")
+    assert found(text, ["SBL008"]) == [
+        ("SBL008", 3, "--container-mounts=/lustre/a:/a,/lustre/b:/b"),
+        ("SBL008", 4, "--container-env=HF_HOME"),
+    ]
+    first = lint_text(text, ["SBL008"])[0]
+    assert first.message == "`--container-mounts=/lustre/a:/a,/lustre/b:/b` is lost: pyxis receives only the last " \
+                            "`--container-mounts` (line 5)"
+    assert first.help == "write one comma-separated `--container-mounts` list"
 
 
 def test_pyxis_single_value_options_twice_are_refused():

@@ -431,9 +431,10 @@ def test_geometry_and_inheritance_live_on_the_entries():
 
 
 def test_accumulating_free_text_and_toggles():
-    from sbatchlint.options import SBATCH
+    from sbatchlint.options import SBATCH, SRUN
 
-    assert SBATCH["mail-type"].accumulates and SBATCH["container-env"].accumulates
+    assert SBATCH["mail-type"].accumulates and not SBATCH["container-mounts"].accumulates
+    assert SBATCH["container-mounts"].list_valued and SRUN["container-env"].list_valued
     assert not SBATCH["nodes"].accumulates
     assert SBATCH["job-name"].free_text and not SBATCH["account"].free_text
     assert SBATCH["container-mount-home"].toggle == SBATCH["no-container-mount-home"].toggle == "mount-home"

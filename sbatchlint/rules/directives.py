@@ -534,7 +534,7 @@ def step_has(step, directive: Directive) -> bool:
     """Whether a step already sets (or cannot be told apart from setting) the header's option."""
     name = directive.name or ""
     spec = directive.spec
-    if spec is not None and spec.accumulates:
+    if spec is not None and spec.list_valued:
         wanted = set(filter(None, (directive.value or "").split(",")))
         present: set = set()
         for option in step.options:
@@ -551,7 +551,7 @@ def step_has(step, directive: Directive) -> bool:
 
 
 def _missing_entries(step, directive: Directive) -> Optional[str]:
-    """For an accumulating option, the header's entries the step does not list yet."""
+    """For a list-valued option, the header's entries the step does not list yet."""
     present: set = set()
     for option in step.options:
         if option.name == directive.name and option.value is not None:
@@ -564,7 +564,7 @@ _PLAIN_LIST = lazy(r"^[\w./:@%+,=-]+$")
 
 
 def _appended_entries(script, step, directive: Directive, entries: str) -> Optional[Edit]:
-    """The edit that adds an accumulating option's missing entries to the one flag the step
+    """The edit that adds a list-valued option's missing entries to the one flag the step
     already writes (pyxis keeps only the last ``--container-mounts`` of a step, so a second flag
     would drop the step's own list); None when that flag is not one plain list written out."""
     own = [option for option in step.options if option.name == directive.name]
@@ -730,7 +730,7 @@ class ContainerOptionInHeader(Rule):
                 if step_has(step, directive):
                     continue
                 value = directive.value
-                if directive.spec is not None and directive.spec.accumulates:
+                if directive.spec is not None and directive.spec.list_valued:
                     value = _missing_entries(step, directive)
                     if any(option.name == directive.name for option in step.options):
                         appended = _appended_entries(script, step, directive, value)
@@ -759,6 +759,10 @@ class ContainerOptionInHeader(Rule):
 
 
 # -- SBL008 -------------------------------------------------------------------------------------
+def _entries(value: Optional[str]) -> set:
+    return {entry.strip() for entry in (value or "").split(",") if entry.strip()}
+
+
 def _same_value(spec, a: Optional[str], b: Optional[str]) -> bool:
     if a == b:
         return True
@@ -778,8 +782,9 @@ class DuplicateDirective(Rule):
     what = """
         Groups the header's options by the option they set, whatever the spelling (`-N 2`,
         `--nodes=4`, an abbreviation, a deprecated alias), and reports each one a later line
-        overrides with a different value. Options Slurm or pyxis accumulate (`--mail-type`,
-        `--container-mounts`, `--container-env`) are not duplicates, and neither are the options
+        overrides with a different value. Options Slurm accumulates (`--mail-type`) are not
+        duplicates; pyxis's lists (`--container-mounts`, `--container-env`) are, when the last one
+        leaves out an entry of an earlier one: pyxis receives only the last. Neither are the options
         of the components of a heterogeneous job: each `#SBATCH hetjob` line starts a component
         with options of its own.
     """
@@ -803,6 +808,34 @@ class DuplicateDirective(Rule):
             ),
             count=1,
             contains="line 4",
+        ),
+        Bad(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1 --gpus-per-node=8
+                #SBATCH --container-image=nvcr.io/nvidia/pytorch:25.01-py3
+                #SBATCH --container-mounts=/lustre/data:/data
+                #SBATCH --container-mounts=/lustre/ckpt:/ckpt
+                python train.py --data /data --save /ckpt
+                """
+            ),
+            count=1,
+            contains="`--container-mounts=/lustre/data:/data` is lost",
+            title="two mount lists: the batch step's container gets only the last",
+        ),
+        Good(
+            clean(
+                """
+                #!/bin/bash
+                #SBATCH --nodes=1 --gpus-per-node=8
+                #SBATCH --container-image=nvcr.io/nvidia/pytorch:25.01-py3
+                #SBATCH --container-mounts=/lustre/data:/data
+                #SBATCH --container-mounts=/lustre/data:/data,/lustre/ckpt:/ckpt
+                python train.py --data /data --save /ckpt
+                """
+            ),
+            title="the last list holds every mount",
         ),
         Good(
             clean(
@@ -847,6 +880,19 @@ class DuplicateDirective(Rule):
                 if _same_value(directive.spec, directive.value, winner.value):
                     continue
                 written = directive.text
+                if directive.spec is not None and directive.spec.list_valued:
+                    lost = _entries(directive.value) - _entries(winner.value)
+                    if not lost:
+                        continue  # the last list holds every entry of this one
+                    yield self.report(
+                        script,
+                        directive.span,
+                        f"`{written}` is lost: pyxis receives only the last `--{name}` (line {winner.line})",
+                        label="dropped",
+                        help=f"write one comma-separated `--{name}` list",
+                        notes=(f"a list given twice does not add up: the container gets only `{winner_text}`",),
+                    )
+                    continue
                 if directive.spec is not None and directive.spec.pyxis:
                     message = (
                         f"`--{name}` is given twice with different values (`{written}` here, `{winner_text}` "
