@@ -877,3 +877,30 @@ def test_a_variable_the_image_sets_wins_over_the_host_export():
     unset = text.replace("export HF_HOME=/lustre/fsw/alice/cache/huggingface\n", "")
     assert "SBL304" in codes(unset)
     assert "SBL304" not in codes(unset, shared)
+
+
+def test_pyxis_container_mount_home_and_env_from_the_environment():
+    """pyxis reads PYXIS_CONTAINER_MOUNT_HOME (1/true/yes/y, 0/false/no/n) and PYXIS_CONTAINER_ENV
+    from srun's environment when the step gives neither flag (pyxis args.c)."""
+    base = HEADER.replace("export HF_HOME=/lustre/fsw/alice/cache/huggingface\n", "")
+    launch = STEP + "python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B\n"
+    (site,) = found(base + launch)
+    assert "depends on the site" in site.message
+    for on in ("1", "true", "yes", "y"):
+        assert codes(base + f"export PYXIS_CONTAINER_MOUNT_HOME={on}\n" + launch) == [], on
+    (off,) = found(base + "export PYXIS_CONTAINER_MOUNT_HOME=no\n" + launch)
+    assert "depends on the site" not in off.message and "inside the container" in off.message
+    # a value pyxis ignores, an unexported one, and a flag on the step, which wins
+    assert "depends on the site" in found(base + "export PYXIS_CONTAINER_MOUNT_HOME=on\n" + launch)[0].message
+    assert "depends on the site" in found(base + "PYXIS_CONTAINER_MOUNT_HOME=1\n" + launch)[0].message
+    flagged = base + "export PYXIS_CONTAINER_MOUNT_HOME=1\n" + launch.replace("srun ", "srun --no-container-mount-home ")
+    assert "inside the container" in found(flagged)[0].message
+    # PYXIS_CONTAINER_ENV names the variables whose host value wins over the image's
+    settings = {"image_environment": {"registry.example.com/team/*": {"HF_HOME": "/root/.cache/huggingface"}}}
+    image = HEADER + (
+        "srun --container-image=registry.example.com/team/trainer:3 --container-mounts=/lustre/fsw:/lustre/fsw \\\n"
+        "     python /lustre/fsw/alice/convert.py --hf-model meta-llama/Llama-3.1-8B\n"
+    )
+    assert "SBL304" in codes(image, settings)
+    assert "SBL304" not in codes(image.replace("srun ", "export PYXIS_CONTAINER_ENV=NCCL_DEBUG,HF_HOME\nsrun "), settings)
+    assert "SBL304" in codes(image.replace("srun ", "export PYXIS_CONTAINER_ENV=NCCL_DEBUG\nsrun "), settings)

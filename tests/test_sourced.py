@@ -343,3 +343,14 @@ def test_a_cached_result_keeps_the_sourced_files_place(tmp_path, monkeypatch):
         os.chdir(here)
     assert runs[0] == runs[1] and runs[0].startswith("site.sh:3:8: SBL304")
     assert list((tmp_path / "cache").rglob("*.json"))  # the second run was answered from the cache
+
+
+def test_pyxis_settings_a_sourced_file_exports_reach_the_step(tmp_path):
+    job = write(tmp_path, {"job.sh": HEADER + "source ./site.sh\n" + STEP.replace("     --container-mounts=/lustre/fsw:/lustre/fsw \\\n", ""),
+                           "site.sh": "export PYXIS_CONTAINER_MOUNTS=/lustre/fsw:/lustre/fsw\nexport PYXIS_CONTAINER_MOUNT_HOME=1\n"})
+    script = model(job)
+    (container,) = containers(script).steps
+    assert container.from_environment == {"container-mounts": "PYXIS_CONTAINER_MOUNTS",
+                                          "container-mount-home": "PYXIS_CONTAINER_MOUNT_HOME"}
+    assert container.mount_home is True and container.has_mounts
+    assert findings(job) == []

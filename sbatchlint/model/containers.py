@@ -393,6 +393,7 @@ class StepContainer:
     auto_mounts: List[str] = field(default_factory=list)  # mounted by the cluster's configuration
     loop_flags: Optional["LoopFlags"] = None  # a loop appends one --container-mounts per entry
     environment_mounts: Optional[StepOption] = None  # mounts from PYXIS_CONTAINER_MOUNTS
+    environment_env: Optional[StepOption] = None  # the names PYXIS_CONTAINER_ENV lists
     from_environment: Dict[str, str] = field(default_factory=dict)  # option -> PYXIS_* variable
 
     @property
@@ -705,7 +706,7 @@ class Containers:
         own = image_environment(container, self.script.settings)
         if setting.name not in own:
             return setting
-        listed = step.option(option_table.CONTAINER_ENV)
+        listed = step.option(option_table.CONTAINER_ENV) or container.environment_env
         if listed is not None and listed.value is not None and setting.name in listed.value.split(","):
             return setting
         overrides = None
@@ -1037,13 +1038,34 @@ def _step_container(script: "Script", step: Step) -> StepContainer:
 
 
 # Pyxis reads its options from ``PYXIS_CONTAINER_*`` variables of srun's environment when the
-# flag is not given (recent pyxis; DOMAIN.md §9).
+# flag is not given (pyxis 0.17+, ``args.c`` ``pyxis_args_check_environment_variables``;
+# DOMAIN.md §9). The on/off ones take ``1/true/yes/y`` or ``0/false/no/n`` (anything else is
+# ignored); each of them stands for the option and its ``--no-…`` twin.
 PYXIS_ENVIRONMENT = {
     option_table.CONTAINER_IMAGE: "PYXIS_CONTAINER_IMAGE",
     option_table.CONTAINER_MOUNTS: "PYXIS_CONTAINER_MOUNTS",
     option_table.CONTAINER_WORKDIR: "PYXIS_CONTAINER_WORKDIR",
     option_table.CONTAINER_NAME: "PYXIS_CONTAINER_NAME",
+    option_table.CONTAINER_SAVE: "PYXIS_CONTAINER_SAVE",
+    option_table.CONTAINER_ENV: "PYXIS_CONTAINER_ENV",
+    option_table.CONTAINER_MOUNT_HOME: "PYXIS_CONTAINER_MOUNT_HOME",
+    option_table.CONTAINER_REMAP_ROOT: "PYXIS_CONTAINER_REMAP_ROOT",
+    option_table.CONTAINER_ENTRYPOINT: "PYXIS_CONTAINER_ENTRYPOINT",
+    option_table.CONTAINER_WRITABLE: "PYXIS_CONTAINER_WRITABLE",
 }
+# The on/off settings: the option, its twin (either given on the step wins over the variable).
+PYXIS_TOGGLES = {
+    option_table.CONTAINER_MOUNT_HOME: option_table.NO_CONTAINER_MOUNT_HOME,
+    option_table.CONTAINER_REMAP_ROOT: option_table.NO_CONTAINER_REMAP_ROOT,
+    option_table.CONTAINER_ENTRYPOINT: option_table.NO_CONTAINER_ENTRYPOINT,
+    option_table.CONTAINER_WRITABLE: option_table.CONTAINER_READONLY,
+}
+_TRUE, _FALSE = ("1", "true", "yes", "y"), ("0", "false", "no", "n")
+
+
+def pyxis_bool(text: str) -> Optional[bool]:
+    """What pyxis makes of an on/off variable's value (``parse_bool``): None when it ignores it."""
+    return True if text in _TRUE else False if text in _FALSE else None
 
 
 def _environment_value(script: "Script", step: Step, name: str) -> Optional[Tuple[Value, Span]]:
@@ -1060,7 +1082,11 @@ def _environment_value(script: "Script", step: Step, name: str) -> Optional[Tupl
     if not found:
         return None
     assignment = [a for a in values.assignments_before(name, at) if a.kind in ("assign", "append")]
-    if not assignment or assignment[-1].value_node is None:
+    if not assignment:
+        return None
+    if assignment[-1].sourced is not None:
+        return found[-1], assignment[-1].span  # exported by a sourced file: its `source` line
+    if assignment[-1].value_node is None:
         return None
     return found[-1], _node_span(script, assignment[-1].value_node)
 
@@ -1069,15 +1095,27 @@ def _environment_options(script: "Script", step: Step, container: StepContainer,
     """Options pyxis takes from ``PYXIS_CONTAINER_*`` when the step does not give the flag."""
     given = {opt.name for opt in step.options}
     for option, variable in PYXIS_ENVIRONMENT.items():
-        if option in given or not script.values.defined(variable) and not any(e.name == variable for e in step.command.env):
+        if option in given or PYXIS_TOGGLES.get(option) in given:
+            continue
+        if not script.values.defined(variable) and not any(e.name == variable for e in step.command.env):
             continue
         found = _environment_value(script, step, variable)
         if found is None:
             continue
         value, span = found
         spec = option_table.lookup_exact(option_table.SRUN, option)
+        if option in PYXIS_TOGGLES:
+            setting = pyxis_bool(value.text.strip()) if value.known else None
+            if setting is None:
+                continue  # pyxis ignores a value it cannot read; the model cannot read a run-time one
+            if option == option_table.CONTAINER_MOUNT_HOME and container.mount_home is None:
+                container.mount_home = setting
+            container.from_environment[option] = variable
+            continue
         opt = StepOption(option, spec, value.text if value.known else None, [Word(value, None, span)], variable, value.known)
         container.from_environment[option] = variable
+        if option == option_table.CONTAINER_ENV:
+            container.environment_env = opt
         if option == option_table.CONTAINER_IMAGE and container.image is None:
             container.image = opt
         elif option == option_table.CONTAINER_NAME and container.name is None:
