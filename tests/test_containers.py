@@ -904,3 +904,30 @@ def test_pyxis_container_mount_home_and_env_from_the_environment():
     assert "SBL304" in codes(image, settings)
     assert "SBL304" not in codes(image.replace("srun ", "export PYXIS_CONTAINER_ENV=NCCL_DEBUG,HF_HOME\nsrun "), settings)
     assert "SBL304" in codes(image.replace("srun ", "export PYXIS_CONTAINER_ENV=NCCL_DEBUG\nsrun "), settings)
+
+
+def test_stale_experiment_dir_follows_where_pyxis_starts_the_task():
+    """SBL309 with no --container-workdir: pyxis starts the task in the image's WORKDIR, else in
+    the job's directory when it is mounted (DOMAIN.md §9, as SBL312 reads it)."""
+    launch = "python /lustre/fsw/alice/Megatron-Bridge/scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config\n"
+    head = HEADER + "cd /lustre/fsw/alice/Megatron-Bridge\n"
+    sqsh = head + "srun --kill-on-bad-exit=1 --container-image=/lustre/fsw/images/nemo-25.09.sqsh --container-mounts=/lustre/fsw:/lustre/fsw " + launch
+    (finding,) = found(sqsh)
+    assert finding.code == "SBL309" and finding.severity.value == "info" and finding.fix is None
+    assert "unless the image `/lustre/fsw/images/nemo-25.09.sqsh` sets a WORKDIR" in finding.notes[0]
+    assert "`/lustre/fsw/alice/Megatron-Bridge`, mounted at the same path" in finding.notes[0]
+    # an image given by a variable: the same
+    variable = sqsh.replace("--container-image=/lustre/fsw/images/nemo-25.09.sqsh", '--container-image="$IMAGE"')
+    assert [(d.code, d.severity.value) for d in found(variable)] == [("SBL309", "info")]
+    # the batch directory mounted elsewhere, or not at all: nothing says the task starts there
+    assert "SBL309" not in codes(sqsh.replace("--container-mounts=/lustre/fsw:/lustre/fsw", "--container-mounts=/lustre/fsw:/mnt"))
+    # an NGC image starts in its own /workspace, gone with the container
+    ngc = sqsh.replace("/lustre/fsw/images/nemo-25.09.sqsh", "nvcr.io/nvidia/nemo:25.09")
+    assert codes(ngc) == []
+    # ... unless /workspace is itself a mount: nemo_experiments lands on the host, and the fix removes it there
+    mounted = ngc.replace("/lustre/fsw:/lustre/fsw", "/lustre/fsw:/lustre/fsw,/lustre/fsw/alice/run1:/workspace")
+    (finding,) = found(mounted)
+    assert finding.code == "SBL309" and finding.severity.value == "warning"
+    assert "rm -rf /lustre/fsw/alice/run1/nemo_experiments; fi\n" in fix_text(mounted, ["SBL309"], unsafe=True)
+    # a site's image listed with its WORKDIR behaves like the NGC one
+    assert codes(sqsh, {"image_workdirs": {"/lustre/fsw/images/*.sqsh": "/opt/app"}}) == []

@@ -354,3 +354,67 @@ def test_pyxis_settings_a_sourced_file_exports_reach_the_step(tmp_path):
                                           "container-mount-home": "PYXIS_CONTAINER_MOUNT_HOME"}
     assert container.mount_home is True and container.has_mounts
     assert findings(job) == []
+
+
+# -- a source the model cannot read: what it may set is unknown, so no rule says "not set" -------
+UNREAD = 'source "$CLUSTER_ENV"\n'
+
+
+def codes_of(job: Path, select) -> list:
+    return [d.code for d in lint(Source(job.read_bytes(), str(job)), options(list(select)))]
+
+
+def test_an_unread_source_may_give_the_step_its_pyxis_mounts_or_image(tmp_path):
+    """SBL306 and SBL305: the file may export PYXIS_CONTAINER_MOUNTS / PYXIS_CONTAINER_IMAGE."""
+    steps = ("srun --kill-on-bad-exit=1 --container-image=nvcr.io/nvidia/pytorch:25.01-py3 python /lustre/fsw/alice/train.py\n"
+             "srun --kill-on-bad-exit=1 --container-mounts=/lustre/fsw:/lustre/fsw python /lustre/fsw/alice/eval.py\n")
+    job = write(tmp_path, {"job.sh": HEADER + steps})
+    assert codes_of(job, ["SBL305", "SBL306"]) == ["SBL306", "SBL305"]
+    job.write_text(HEADER + UNREAD + steps)
+    assert codes_of(job, ["SBL305", "SBL306"]) == []
+    # a file that is read and exports neither leaves both findings
+    job.write_text(HEADER + "source ./site.sh\n" + steps)
+    (tmp_path / "site.sh").write_text("export NCCL_DEBUG=WARN\n")
+    assert codes_of(job, ["SBL305", "SBL306"]) == ["SBL306", "SBL305"]
+
+
+def test_an_unread_source_may_set_pythonpath_for_megatron_lm(tmp_path):
+    """SBL308 (an error) must not claim PYTHONPATH lacks Megatron-LM when a file it cannot read may set it."""
+    step = ("srun --kill-on-bad-exit=1 --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lustre/fsw:/lustre/fsw \\\n"
+            "    bash -c \"cd /lustre/fsw/alice/Megatron-Bridge && python 3rdparty/Megatron-LM/pretrain_gpt.py --tensor-model-parallel-size 2\"\n")
+    job = write(tmp_path, {"job.sh": HEADER + step})
+    assert codes_of(job, ["SBL308"]) == ["SBL308"]
+    job.write_text(HEADER + UNREAD + step)
+    assert codes_of(job, ["SBL308"]) == []
+    # read, and it sets PYTHONPATH elsewhere: still reported
+    job.write_text(HEADER + "source ./site.sh\n" + step)
+    (tmp_path / "site.sh").write_text("export PYTHONPATH=/lustre/fsw/alice/tools\n")
+    assert codes_of(job, ["SBL308"]) == ["SBL308"]
+
+
+def test_an_unread_source_after_an_assignment_may_export_it(tmp_path):
+    """SBL203: `X=…; source "$ENV"; srun bash -c '… $X'`: the file may `export X` (or `set -a`)."""
+    body = "DATA_DIR=/lustre/fsw/alice/data\n{}srun --kill-on-bad-exit=1 bash -c 'python train.py --data $DATA_DIR'\n"
+    job = write(tmp_path, {"job.sh": HEADER + body.format("")})
+    assert codes_of(job, ["SBL203"]) == ["SBL203"]
+    job.write_text(HEADER + body.format(UNREAD))
+    assert codes_of(job, ["SBL203"]) == []
+    # sourced before the assignment: the plain assignment after it is what the task misses
+    job.write_text(HEADER + UNREAD + body.format(""))
+    assert codes_of(job, ["SBL203"]) == ["SBL203"]
+
+
+def test_an_unread_source_may_set_the_containers_workdir(tmp_path):
+    """SBL312: the file may export PYXIS_CONTAINER_WORKDIR; a file that is read and does is followed."""
+    head = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\ncd /lustre/fsw/alice/recipes\n"
+    step = "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=/lustre/fsw/alice:/lustre/fsw/alice python train.py\n"
+    job = write(tmp_path, {"job.sh": head + step})
+    assert codes_of(job, ["SBL312"]) == ["SBL312"]
+    job.write_text(head + UNREAD + step)
+    assert codes_of(job, ["SBL312"]) == []
+    # (sourced before the cd: after it, ./site.sh is looked for in /lustre/fsw/alice/recipes)
+    job.write_text(head.replace("cd ", "source ./site.sh\ncd ") + step)
+    (tmp_path / "site.sh").write_text("export PYXIS_CONTAINER_WORKDIR=/lustre/fsw/alice/recipes\n")
+    assert codes_of(job, ["SBL312"]) == []
+    (tmp_path / "site.sh").write_text("export NCCL_DEBUG=WARN\n")
+    assert codes_of(job, ["SBL312"]) == ["SBL312"]

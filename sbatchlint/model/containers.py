@@ -394,6 +394,8 @@ class StepContainer:
     loop_flags: Optional["LoopFlags"] = None  # a loop appends one --container-mounts per entry
     environment_mounts: Optional[StepOption] = None  # mounts from PYXIS_CONTAINER_MOUNTS
     environment_env: Optional[StepOption] = None  # the names PYXIS_CONTAINER_ENV lists
+    # A file the model cannot read is sourced before the step: it may export PYXIS_CONTAINER_*
+    environment_unknown: bool = False
     from_environment: Dict[str, str] = field(default_factory=dict)  # option -> PYXIS_* variable
 
     @property
@@ -425,8 +427,8 @@ class StepContainer:
             return None  # pyxis may mount the home directory (enroot's default)
         if path.absolute and path.known.startswith("/home/") and self.mount_home is not False:
             return None
-        if maybe:
-            return None
+        if maybe or (self.environment_unknown and not self.has_mounts):
+            return None  # (an unread sourced file may export PYXIS_CONTAINER_MOUNTS)
         return False
 
     def mount_for(self, path: PathValue) -> Optional[Mount]:
@@ -1094,6 +1096,8 @@ def _environment_value(script: "Script", step: Step, name: str) -> Optional[Tupl
 def _environment_options(script: "Script", step: Step, container: StepContainer, seen: Set[Tuple[str, str]]) -> None:
     """Options pyxis takes from ``PYXIS_CONTAINER_*`` when the step does not give the flag."""
     given = {opt.name for opt in step.options}
+    values = script.values
+    container.environment_unknown = bool(values.sourced) and values.unresolved_source(step.command.node.start_byte) is not None
     for option, variable in PYXIS_ENVIRONMENT.items():
         if option in given or PYXIS_TOGGLES.get(option) in given:
             continue

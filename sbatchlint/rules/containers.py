@@ -34,7 +34,7 @@ from ..model.sourced import origin_of
 from ..model.workload import Run, prepares_packed_data
 from ..model.steps import Command, Step, StepOption
 from ..model.tasks import tasks_running
-from ..model.values import Value, Word
+from ..model.values import Piece, Value, Word
 from ..registry import register
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
@@ -1121,6 +1121,8 @@ class MountsWithoutImage(Rule):
         for container in analysis.steps:
             if container.containerized or not container.mount_options or container.uncertain:
                 continue
+            if container.environment_unknown:
+                continue  # a file the model cannot read may export PYXIS_CONTAINER_IMAGE
             step = container.step
             opt = container.mount_options[0]
             note = ""
@@ -1225,6 +1227,8 @@ class ContainerStepWithoutMounts(Rule):
         for container in analysis.containerized:
             if container.has_mounts or container.uncertain or _trivial(container.step):
                 continue
+            if container.environment_unknown:
+                continue  # a file the model cannot read may export PYXIS_CONTAINER_MOUNTS
             if _attaches_to_running(analysis, container):
                 continue
             if analysis.program_in_image(container) is not None:
@@ -1606,6 +1610,8 @@ def _pythonpath_ok(script, analysis: Containers, launch: Run) -> Optional[bool]:
         setting = analysis.task_env(launch.step, "PYTHONPATH")
         if setting.is_set:
             values.extend(setting.values)
+        elif setting.where == "unknown":
+            return None  # a file the model cannot read is sourced before the step: it may set it
     if not values:
         return False
     for value in values:
@@ -1826,6 +1832,33 @@ def _task_directory(analysis: Containers, launch: Run) -> Tuple[Optional[Value],
     return None, "host"
 
 
+def _image_start(script, container: StepContainer, step: Step) -> Optional[Tuple[Optional[Value], Optional[str]]]:
+    """Where a containerized step with no ``--container-workdir`` and no ``cd`` of its own starts,
+    when that directory outlives the job: (the directory, None) when the image's known WORKDIR is
+    itself a mount; (None, the batch directory) when the image's WORKDIR is unknown and the batch
+    shell's directory is mounted at the same path; None when the task starts inside the fresh
+    container (a known WORKDIR that is not mounted, or nothing says the job's directory is mounted)."""
+    if container.environment_unknown:
+        return None  # a file the model cannot read may export PYXIS_CONTAINER_WORKDIR
+    workdir = image_workdir(container, script.settings)
+    if workdir is not None:
+        for mount in container.mounts:
+            if mount.destination.complete and normalize(mount.destination.text) == workdir:
+                return Value((Piece(workdir, None),)), None
+        return None
+    image = container.image.value if container.image is not None and container.image.value_known else None
+    if image and not STOCK_IMAGE.search(image):
+        return None  # the site's own image: its WORKDIR is its own business (list it in image-workdirs)
+    batch = batch_directory(script, step)
+    batch_path = PathValue.of(batch) if batch is not None else None
+    if batch_path is None or not batch_path.complete or not batch_path.absolute:
+        return None
+    mount = container.mount_for(batch_path)
+    if mount is None or not mount.same_path:
+        return None
+    return None, batch_path.text
+
+
 @register
 class StaleExperimentDir(Rule):
     code = "SBL309"
@@ -1838,6 +1871,11 @@ class StaleExperimentDir(Rule):
         removes `nemo_experiments`, and whose arguments set no resume or load option
         (`checkpoint.load=…`, `--load`, a resume flag) and no checkpoint directory of their own
         (`checkpoint.save=…`, `--save …`: the checkpoints then do not go to `nemo_experiments`).
+        A containerized step with no `--container-workdir` starts where pyxis starts it (as for
+        SBL312): in the image's WORKDIR, gone with the container (not reported, unless that
+        WORKDIR is itself a mount), or, for an image whose WORKDIR is not known (a `.sqsh` file,
+        a variable), in the batch shell's directory when it is mounted at the same path: an info,
+        since it depends on the image.
     """
     why = """
         Bridge writes checkpoints under `nemo_experiments/` in the working directory by default
@@ -1941,17 +1979,41 @@ class StaleExperimentDir(Rule):
                 continue
             container = analysis.for_step(step)
             directory, where = _task_directory(analysis, launch)
+            unknown_image: Optional[str] = None  # the batch directory, where an image without WORKDIR starts
             if where == "image" and container.name is None:
-                continue  # inside a fresh container: nothing survives from an earlier run
+                # pyxis starts the task in the image's WORKDIR, else in the job's directory when it is
+                # mounted (the same semantics as SBL312, DOMAIN.md §9)
+                landing = _image_start(script, container, step)
+                if landing is None:
+                    continue  # inside a fresh container: nothing survives from an earlier run
+                directory, unknown_image = landing
             if container.containerized and directory is not None:
                 if container.mounted(PathValue.of(directory)) is False and container.name is None:
                     continue
             reported.add(id(step))
+            span = (site_span(launch.words[0].pieces, command_pieces(step.command)) if launch.words else step.srun_word.span
+                    or step.srun_word.span)
+            if unknown_image is not None:
+                image = container.image.value if container.image is not None and container.image.value_known else None
+                what = f"the image `{image}`" if image else "the image"
+                yield self.report(
+                    script,
+                    span,
+                    "Bridge training with no `rm -rf nemo_experiments` and no resume setting may resume a stale checkpoint",
+                    label="may resume a stale checkpoint",
+                    help="remove nemo_experiments before the launch, or resume on purpose with checkpoint.load=…",
+                    severity=Severity.INFO,
+                    notes=(
+                        f"unless {what} sets a WORKDIR, pyxis starts the task in the batch shell's directory "
+                        f"`{unknown_image}`, mounted at the same path: `nemo_experiments` lands there and outlives the job",
+                        "a checkpoint an earlier run left there is then silently resumed",
+                    ),
+                )
+                continue
             fix = self._fix(script, analysis, launch, directory, where)
             yield self.report(
                 script,
-                site_span(launch.words[0].pieces, command_pieces(step.command)) if launch.words else step.srun_word.span
-                or step.srun_word.span,
+                span,
                 "Bridge training starts with no `rm -rf nemo_experiments` before it and no resume setting: a checkpoint "
                 "left in `nemo_experiments` by an earlier run is silently resumed",
                 fix,
@@ -2426,6 +2488,8 @@ class ContainerStartsInImageWorkdir(Rule):
             container = analysis.for_step(step)
             if not container.containerized or container.workdir is not None or container.uncertain:
                 continue
+            if container.environment_unknown:
+                continue  # a file the model cannot read may export PYXIS_CONTAINER_WORKDIR
             _, where = _task_directory(analysis, launch)
             if where != "image":
                 continue  # a cd in the task command sets it

@@ -1031,6 +1031,8 @@ class VariableNotExportedToTask(Rule):
             exported = values.is_exported(name, at)
             if passes_exported and exported:
                 continue
+            if passes_exported and values.sourced and values.unresolved_source(at, after=assignments[0].span.start) is not None:
+                continue  # a file the model cannot read, sourced after the assignment, may export it (or set -a)
             if all(any(not p.known and p.name == name for p in value.pieces) for value in found) or any(
                 a.kind == "append" for a in assignments
             ):
