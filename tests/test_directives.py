@@ -357,8 +357,9 @@ def test_a_mount_list_the_last_one_leaves_out_is_lost():
         ("SBL008", 4, "--container-env=HF_HOME"),
     ]
     first = lint_text(text, ["SBL008"])[0]
-    assert first.message == "`--container-mounts=/lustre/a:/a,/lustre/b:/b` is lost: pyxis receives only the last " \
-                            "`--container-mounts` (line 5)"
+    assert first.message == "this `--container-mounts` list is lost: pyxis receives only the last one (line 5)"
+    assert first.notes == ("a list given twice does not add up: the container gets `--container-mounts=/lustre/b:/b`, "
+                           "not `--container-mounts=/lustre/a:/a,/lustre/b:/b`",)
     assert first.help == "write one comma-separated `--container-mounts` list"
 
 

@@ -821,7 +821,7 @@ class DuplicateDirective(Rule):
                 """
             ),
             count=1,
-            contains="`--container-mounts=/lustre/data:/data` is lost",
+            contains="this `--container-mounts` list is lost",
             title="two mount lists: the batch step's container gets only the last",
         ),
         Good(
@@ -887,10 +887,10 @@ class DuplicateDirective(Rule):
                     yield self.report(
                         script,
                         directive.span,
-                        f"`{written}` is lost: pyxis receives only the last `--{name}` (line {winner.line})",
+                        f"this `--{name}` list is lost: pyxis receives only the last one (line {winner.line})",
                         label="dropped",
                         help=f"write one comma-separated `--{name}` list",
-                        notes=(f"a list given twice does not add up: the container gets only `{winner_text}`",),
+                        notes=(f"a list given twice does not add up: the container gets `{winner_text}`, not `{written}`",),
                     )
                     continue
                 if directive.spec is not None and directive.spec.pyxis:
