@@ -418,3 +418,48 @@ def test_an_unread_source_may_set_the_containers_workdir(tmp_path):
     assert codes_of(job, ["SBL312"]) == []
     (tmp_path / "site.sh").write_text("export NCCL_DEBUG=WARN\n")
     assert codes_of(job, ["SBL312"]) == ["SBL312"]
+
+
+# -- `source` inside a task string: the values the task sees ---------------------------------------
+def task_job(directory: Path, sourcing: str, mounts: str = "{d}:{d},/lustre/fsw:/lustre/fsw") -> Path:
+    step = (
+        "srun --kill-on-bad-exit=1 --container-image=nvcr.io/nvidia/pytorch:25.01-py3 "
+        f"--container-mounts={mounts.format(d=directory)} \\\n"
+        f'    bash -c "{sourcing}torchrun --nnodes=2 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=\\$HEAD:29500 '
+        '/lustre/fsw/alice/sft.py --hf-model meta-llama/Llama-3.1-8B"\n'
+    )
+    job = directory / "job.sh"
+    job.write_text(HEADER + step)
+    return job
+
+
+def test_a_file_the_task_string_sources_gives_the_task_its_cache(tmp_path):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "task.env").write_text("# what each task exports\nexport HF_HOME=/tmp/hf\n")
+    job = task_job(tmp_path, f"source {tmp_path}/conf/task.env && ")
+    (diagnostic,) = findings(job)
+    assert diagnostic.code == "SBL304" and "`HF_HOME` is `/tmp/hf`" in diagnostic.message
+    assert diagnostic.path == str(tmp_path / "conf" / "task.env") and diagnostic.fix is None
+    assert (tmp_path / "conf" / "task.env").read_bytes()[diagnostic.span.start:diagnostic.span.end] == b"HF_HOME=/tmp/hf"
+    # pointing at the shared filesystem: nothing to report; the task sees that value
+    (tmp_path / "conf" / "task.env").write_text("export HF_HOME=/lustre/fsw/alice/hf\n")
+    assert findings(job) == []
+    script = model(job)
+    setting = containers(script).task_env(script.steps[0], "HF_HOME")
+    assert (setting.where, setting.value.text) == ("task", "/lustre/fsw/alice/hf")
+    # a relative path after a `cd` in the string, through a mount at another path
+    job = task_job(tmp_path, "cd /work && . conf/task.env && ", "{d}:/work,/lustre/fsw:/lustre/fsw")
+    assert containers(model(job)).task_env(model(job).steps[0], "HF_HOME").value.text == "/lustre/fsw/alice/hf"
+
+
+def test_a_file_the_task_string_sources_from_the_image_is_unknown(tmp_path):
+    """Without the source, SBL304 says HF_HOME is not set; a file inside the image (not mounted),
+    or one relative to the image's WORKDIR, may set it: no finding."""
+    assert [d.code for d in findings(task_job(tmp_path, ""))] == ["SBL304"]
+    for sourcing in ("source /opt/site/env.sh && ", ". env.sh && ", 'source \\"\\$ENV_FILE\\" && '):
+        job = task_job(tmp_path, sourcing)
+        assert findings(job) == [], sourcing
+        assert containers(model(job)).task_env(model(job).steps[0], "HF_HOME").where == "unknown"
+    # a file that is read and leaves HF_HOME alone changes nothing
+    (tmp_path / "task.env").write_text("export NCCL_DEBUG=WARN\n")
+    assert [d.code for d in findings(task_job(tmp_path, f"source {tmp_path}/task.env && "))] == ["SBL304"]

@@ -40,6 +40,7 @@ from ..lazyre import lazy
 
 if TYPE_CHECKING:  # pragma: no cover
     from .script import Script
+    from .sourced import Origin, SourcedFile
     from .values import Assignment
 
 # Variables whose value is a cache directory some tool of the task writes into.
@@ -474,6 +475,7 @@ class EnvSetting:
     assignment: Optional["Assignment"] = None  # the batch-level assignment, when from there
     span: Optional[Span] = None  # the bytes that set it
     overrides: Optional[str] = None  # "image": the host's own setting the image's value wins over
+    origin: Optional["Origin"] = None  # set by a file the task string sources: where in it
 
     @property
     def value(self) -> Optional[Value]:
@@ -691,7 +693,7 @@ class Containers:
         found = self._env_cache.get(key)
         if found is None:
             if self._may_be_set(step, name):
-                found = _task_env(self.script, step, name)
+                found = _task_env(self.script, step, name, self.for_step(step))
             else:
                 found = EnvSetting(name, [], "unset")  # what _task_env finds, without the search
             found = self._image_wins(step, found)
@@ -719,16 +721,22 @@ class Containers:
 
     def _may_be_set(self, step: Step, name: str) -> bool:
         """False when nothing can set ``name`` for the step's tasks: no assignment in the batch
-        script, none before the task command or in its string, and no mention in ``--export``."""
+        script, none before the task command or in its string (or a file it sources), and no
+        mention in ``--export``."""
         names = self._settable.get(id(step))
         if names is None:
             names = set(self.script.values.assignments)
             for command in step.task_commands:
                 names.update(env.name for env in command.env)
             names.update(task_string_assignments(self.script, step))
+            for entry in task_sources(self.script, step, self.for_step(step)):
+                if entry.values is not None:
+                    names.update(entry.values.assignments)
             self._settable[id(step)] = names
         if name in names:
             return True
+        if any(not entry.resolved for entry in task_sources(self.script, step, self.for_step(step))):
+            return True  # the task string sources a file the model cannot read
         if self.script.values.sourced and self.script.values.unresolved_source(step.command.node.start_byte) is not None:
             return True  # a file the model cannot read is sourced before the step
         export = step.option(option_table.EXPORT)
@@ -1406,7 +1414,7 @@ def _node_span(script: "Script", node) -> Span:
 
 
 # -- the environment a task sees -----------------------------------------------------------------
-def _task_env(script: "Script", step: Step, name: str) -> EnvSetting:
+def _task_env(script: "Script", step: Step, name: str, container: "StepContainer") -> EnvSetting:
     # Inside the task command: NAME=… before a command, or an assignment in the bash -c string.
     for command in step.task_commands:
         for env in command.env:
@@ -1414,6 +1422,13 @@ def _task_env(script: "Script", step: Step, name: str) -> EnvSetting:
                 return EnvSetting(name, [env.value], "task", None, env.span)
     for value, span in task_string_assignments(script, step).get(name, []):
         return EnvSetting(name, [value], "task", None, span)
+    # ``bash -c "source env.sh && …"``: what the file exports, the last file first
+    for entry in reversed(task_sources(script, step, container)):
+        if not entry.resolved:
+            return EnvSetting(name, [], "unknown")  # a file the model cannot read may set it
+        found = _task_sourced_setting(script, step, entry, name)
+        if found is not None:
+            return found
     # srun --export=…,NAME=VALUE
     export = step.option(option_table.EXPORT)
     passes_all = True
@@ -1452,6 +1467,127 @@ def _task_env(script: "Script", step: Step, name: str) -> EnvSetting:
             return EnvSetting(name, found, "unknown", assignment, span)  # the unread file may export it
         return EnvSetting(name, found, "batch-unexported", assignment, span)
     return EnvSetting(name, found, "batch", assignment, span)
+
+
+def _task_sourced_setting(script: "Script", step: Step, entry: "SourcedFile", name: str) -> Optional[EnvSetting]:
+    """What a file the task string sources gives ``name`` in the task: its exported value (an
+    unexported one only changes a variable the task already has from the batch shell)."""
+    from .sourced import origin_of
+    from .values import Assignment
+
+    assert entry.values is not None
+    inner = entry.values
+    end = len(entry.data) + 1
+    assigned = [a for a in inner.assignments.get(name, []) if a.kind in ("assign", "append", "unset")]
+    if not assigned:
+        return None
+    if assigned[-1].kind == "unset":
+        return EnvSetting(name, [], "unset")
+    if not inner.is_exported(name, end) and not script.values.is_exported(name, step.command.node.start_byte):
+        return None  # a plain variable of the task's shell: the launched program does not see it
+    found = inner.lookup(name, end)
+    stand_in = Assignment(name, assigned[-1].node, None, entry.span, "assign", True, sourced=entry)
+    return EnvSetting(name, found, "task", None, entry.span, origin=origin_of(stand_in))
+
+
+def task_sources(script: "Script", step: Step, container: Optional["StepContainer"] = None) -> List["SourcedFile"]:
+    """The files a task string sources before its program (``srun bash -c "source env.sh &&
+    python t.py"``), read where the task's shell finds them: against a ``cd`` earlier in the
+    string, else the step's ``--container-workdir``, else (a step on the host) the batch shell's
+    directory; a container path through the step's mounts to the host file. A path inside the
+    image, or one set at run time, does not resolve: what it may set is unknown."""
+    cache = script.task_sources
+    key = id(step)
+    found = cache.get(key)
+    if found is None:
+        if container is None:
+            container = containers(script).for_step(step)
+        found = cache[key] = _task_sources(script, step, container)
+    return found
+
+
+def _task_sources(script: "Script", step: Step, container: "StepContainer") -> List["SourcedFile"]:
+    import os
+
+    from . import sourced as model
+    from .values import Values
+
+    if step.task_string is None:
+        return []
+    out: List["SourcedFile"] = []
+    directory: Optional[str] = None  # the task's working directory, as the task sees it
+    context = script.values.context
+    for command in step.task_commands:
+        if command.program == "cd" and len(command.argv) > 1:
+            word = command.argv[1]
+            directory = normalize(word.text) if word.known and word.text.startswith("/") else ""
+            continue
+        if command.program not in ("source", ".") or len(command.argv) < 2:
+            continue
+        word = command.argv[1]
+        entry = model.SourcedFile(site_span(word.value.pieces, command_pieces(step.command)) or step.srun_word.span, word.text)
+        out.append(entry)
+        path = _task_source_path(script, step, container, word, directory)
+        if path is None or path in model.REASONS:
+            entry.reason = path or "run-time"
+            continue
+        if context is None:
+            entry.reason = "no-directory"
+            continue
+        inner_context = model.SourceContext(path, context.submit_dir, context.chdir,
+                                            (os.path.realpath(path),), False, context.budget)
+        data, reason = model.read(path, model.SourceContext(context.path, context.submit_dir, context.chdir, (), False,
+                                                            context.budget))
+        entry.path = path
+        if data is None:
+            entry.reason = reason
+            continue
+        from ..shell import parse
+
+        entry.values = Values(data, parse(data).root_node, None, inner_context, None, os.path.dirname(path))
+        entry.data, entry.nested = data, entry.values.sourced
+    return out
+
+
+def _task_source_path(script: "Script", step: Step, container: "StepContainer", word: Word,
+                      directory: Optional[str]) -> Optional[str]:
+    """The host path of a file a task string sources, or a key of ``sourced.REASONS``."""
+    if not word.known or not word.text:
+        return "run-time"
+    text = word.text
+    if text.startswith("~"):
+        return "home"
+    if not text.startswith("/"):
+        if directory == "":
+            return "working-directory"  # a cd the model cannot follow
+        if directory is None and container.containerized:
+            workdir = container.workdir_path
+            if workdir is None:
+                return "in-image"  # the image's WORKDIR (DOMAIN.md §9)
+            directory = normalize(workdir.text) if workdir.complete and workdir.absolute else ""
+        if directory is None:
+            batch = batch_directory(script, step)
+            if batch is not None:
+                directory = normalize(batch.text) if batch.known and batch.text.startswith("/") else ""
+            else:
+                from .sourced import SUBMIT
+
+                context = script.values.context
+                start = context.initial_cwd() if context is not None else None
+                directory = (context.submit_dir if start == SUBMIT and context is not None else start) or ""
+        if not directory:
+            return "working-directory"
+        text = posixpath.join(directory, text)
+    text = normalize(text)
+    if not container.containerized:
+        return text
+    for mount in reversed(container.mounts):
+        host = mount.host_path(text)
+        if host is not None:
+            return host
+    if any(is_under(text, root) for root in container.auto_mounts):
+        return text
+    return "in-image"
 
 
 def task_string_assignments(script: "Script", step: Step) -> Dict[str, List[Tuple[Value, Span]]]:

@@ -166,6 +166,11 @@ class Script:
         return {}
 
     @analysis
+    def task_sources(self) -> Dict[int, Any]:
+        """Memo of ``containers.task_sources``, by step."""
+        return {}
+
+    @analysis
     def job_geometry(self) -> "Geometry":
         """The job as the header requests it (``model/geometry.py``)."""
         from .geometry import build_job_geometry

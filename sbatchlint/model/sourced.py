@@ -53,6 +53,7 @@ REASONS = {
     "not-text": "not a text file",
     "cycle": "it sources itself",
     "too-deep": f"more than {MAX_NESTING} files deep",
+    "in-image": "a file inside the container image, not on a mounted directory",
 }
 
 SUBMIT = "submit"

@@ -664,6 +664,8 @@ def _cache_problem(analysis: Containers, container: StepContainer, setting: EnvS
 
 def _setting_origin(setting: EnvSetting):
     """The line of a sourced file that sets ``setting``, where its finding is reported."""
+    if setting.origin is not None:
+        return setting.origin  # set by a file the task string sources
     if setting.where == "unset" or setting.assignment is None or setting.assignment.sourced is None:
         return None
     return origin_of(setting.assignment)
