@@ -234,7 +234,8 @@ def _add_noqa(job: Job, result: FileResult, model, source: Source, problems: Lis
     from .redaction import text_scan
     from .secrets import found_in
 
-    edits = suppression_edits(model, result.diagnostics)
+    # a finding in a file the script sources is silenced in that file, not here
+    edits = suppression_edits(model, [d for d in result.diagnostics if d.path == result.path])
     if not edits:
         return model, source
     data = source.edited(edits)

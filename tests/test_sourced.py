@@ -463,3 +463,14 @@ def test_a_file_the_task_string_sources_from_the_image_is_unknown(tmp_path):
     # a file that is read and leaves HF_HOME alone changes nothing
     (tmp_path / "task.env").write_text("export NCCL_DEBUG=WARN\n")
     assert [d.code for d in findings(task_job(tmp_path, f"source {tmp_path}/task.env && "))] == ["SBL304"]
+
+
+def test_add_noqa_writes_only_into_the_job_itself(tmp_path):
+    job = write(tmp_path, {"job.sh": HEADER + "source ./site.sh\n" + STEP, "site.sh": SITE})
+    site = (tmp_path / "site.sh").read_bytes()
+    result = run_cli(tmp_path, "--add-noqa", "--select", "SBL304,SBL107", "job.sh")
+    assert (tmp_path / "site.sh").read_bytes() == site
+    text = job.read_text()
+    assert "sbatchlint: disable" not in text and "source ./site.sh\n" in text
+    assert "site.sh:3:8: SBL304" in run_cli(tmp_path, "--select", "SBL304", "--output-format", "concise", "job.sh").output
+    assert result.exit_code in (0, 1)
