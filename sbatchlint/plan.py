@@ -31,6 +31,9 @@ The JSON document (``--output-format json``), schema ``sbatchlint-plan/1``::
      "findings": [...job-level findings...],
      "unknown": {"count": int, "fields": int}}
 
+A finding reported in a file the script sources is a job-level finding with that file's
+``path`` and its own ``line``.
+
 ``sourced`` lists the ``source``/``.`` commands of the batch shell: the file each reads, or why the
 model could not read it (``model/sourced.py``). ``approximate`` says why the file read may not be
 the one bash reads: ``submission-directory``, the script's own directory stood for the directory
@@ -168,7 +171,7 @@ class Planner:
         for plan_step, step in zip(steps, script.steps):
             span = step.command.span
             for index, d in enumerate(findings):
-                if span.start <= d.span.start < span.end:
+                if d.path == self.source.path and span.start <= d.span.start < span.end:
                     plan_step["findings"].append(self._finding(d))
                     attached.add(index)
         document = {
@@ -188,6 +191,13 @@ class Planner:
         return lint(self.source, self.options, self.script)
 
     def _finding(self, d) -> dict:
+        if d.path != self.source.path:  # reported in a file the script sources, at its own line
+            from .model.sourced import files_read
+            from .source import Source
+
+            data = files_read(self.script.values.sourced).get(d.path, b"")
+            return {"code": d.code, "path": d.path, "line": Source(data, d.path).line_of(d.span.start),
+                    "message": d.message}
         return {"code": d.code, "line": self.line(d.span.start), "message": d.message}
 
     # -- the job ------------------------------------------------------------------------------------

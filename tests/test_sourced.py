@@ -474,3 +474,15 @@ def test_add_noqa_writes_only_into_the_job_itself(tmp_path):
     assert "sbatchlint: disable" not in text and "source ./site.sh\n" in text
     assert "site.sh:3:8: SBL304" in run_cli(tmp_path, "--select", "SBL304", "--output-format", "concise", "job.sh").output
     assert result.exit_code in (0, 1)
+
+
+def test_plan_and_diagnose_place_a_finding_in_its_sourced_file(tmp_path):
+    from sbatchlint.diagnose.command import job_script_findings
+
+    job = write(tmp_path, {"job.sh": HEADER + "source ./site.sh\n" + STEP, "site.sh": SITE})
+    document = Planner(Source(job.read_bytes(), str(job))).build()
+    found = [f for f in document["findings"] if f["code"] == "SBL304"]
+    assert found == [{"code": "SBL304", "path": str(tmp_path / "site.sh"), "line": 3, "message": found[0]["message"]}]
+    assert not any(f["code"] == "SBL304" for step in document["steps"] for f in step["findings"])
+    out, _, error = job_script_findings(str(job), ["SBL304"])
+    assert error is None and [(f["path"], f["line"], f["column"]) for f in out] == [(str(tmp_path / "site.sh"), 3, 8)]

@@ -26,8 +26,16 @@ def job_script_findings(path: str, codes, display: Optional[str] = None,
     out = []
     for d in result.diagnostics:
         if d.code in wanted:
-            line, column = result.source.position(d.span.start)
-            out.append({"path": display, "line": line, "column": column, "code": d.code, "name": d.name,
+            where, source = display, result.source
+            if d.path != result.path:  # reported in a file the script sources, at its own lines
+                from ..source import InputError, Source
+
+                try:
+                    where, source = d.path, Source.read(d.path)
+                except InputError:
+                    continue
+            line, column = source.position(d.span.start)
+            out.append({"path": where, "line": line, "column": column, "code": d.code, "name": d.name,
                         "message": d.message})
     return out, list(result.secrets or ()), None
 
