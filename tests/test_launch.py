@@ -219,7 +219,7 @@ def test_task_layout_follows_srun(header, step, per_node, ignored):
 # -- fixtures: realistic scripts, what fires and what must not ------------------------------------
 import pathlib  # noqa: E402
 
-from lintutil import fix_text, lint_text  # noqa: E402
+from lintutil import fix_text, lint_text, said  # noqa: E402
 
 FIXTURES = sorted((pathlib.Path(__file__).parent / "fixtures" / "launch").glob("*.sh"))
 LAUNCH_CODES = ("SBL101", "SBL102", "SBL103", "SBL104", "SBL106", "SBL112", "SBL113")
@@ -291,7 +291,7 @@ def test_srun_cmd_shared_by_two_steps_is_not_edited():
 def test_ignored_step_flag_gets_ntasks():
     text = fixture("step_flag_ignored.sh")
     (finding,) = lint_text(text, ["SBL101"])
-    assert "srun ignores the step's `--ntasks-per-node=1`" in finding.message
+    assert "srun ignores the step's `--ntasks-per-node=1`" in said(finding)
     fixed = fix_text(text, ["SBL101"])
     assert "srun --ntasks=${SLURM_JOB_NUM_NODES} --cpus-per-task=8 --kill-on-bad-exit=1 --ntasks-per-node=1 bash -c" in fixed
 
@@ -300,8 +300,8 @@ def test_loop_reports_the_failing_configuration():
     text = fixture("parallelism_configs_loop.sh")
     (finding,) = lint_text(text, ["SBL106"])
     assert "TP=2, PP=3, EP=4" in finding.message
-    assert "world size 16 (2 nodes × 8 GPUs)" in finding.message
-    assert "DP would be 16/6" in finding.message
+    assert "world size is 16 (2 nodes × 8 GPUs)" in said(finding)
+    assert "DP would be 16/6" in said(finding)
     assert text.encode()[finding.span.start:finding.span.end] == b"2,3,4"
 
 

@@ -3,7 +3,7 @@ defaults of variables Slurm always sets, wrappers in front of the launcher, sing
 launcher variables, branches, and node counts decided at submission."""
 from __future__ import annotations
 
-from lintutil import codes, fix_text, lint_text
+from lintutil import codes, fix_text, lint_text, said
 from sbatchlint.model.script import Script
 from sbatchlint.source import Source
 
@@ -251,12 +251,14 @@ def test_sbl101_checks_the_step_each_branch_writes_and_names_the_branch():
         "$SRUN_CMD --kill-on-bad-exit=1 torchrun --nproc_per_node=8 --master_port=29500 train.py\n"
     )
     (finding,) = only("SBL101", text)
-    assert finding.message.startswith('when the step is written as in the `if [ "$PROFILE" = per-gpu ]` branch (line 4): 8 tasks')
+    assert finding.message.startswith("8 tasks")
+    assert finding.notes[0] == 'this is the step as it is written in the `if [ "$PROFILE" = per-gpu ]` branch (line 4)'
     assert finding.fix is None  # the edit would belong to one branch's assignment
     # the else branch is checked the same way
     swapped = text.replace("per-node=8", "per-node=X").replace("per-node=1", "per-node=8").replace("per-node=X", "per-node=1")
     (other,) = only("SBL101", swapped)
-    assert other.message.startswith("when the step is written as in the `else` branch (line 6): 8 tasks")
+    assert other.message.startswith("8 tasks")
+    assert other.notes[0] == "this is the step as it is written in the `else` branch (line 6)"
     # both branches fine: nothing
     assert only("SBL101", text.replace("per-node=8", "per-node=1")) == []
 
@@ -269,7 +271,7 @@ def test_sbl101_names_an_elif_branch():
         "$SRUN_CMD --kill-on-bad-exit=1 torchrun --nproc_per_node=8 --master_port=29500 train.py\n"
     )
     (finding,) = only("SBL101", text)
-    assert "the `elif [[ $DEBUG == 1 ]]` branch (line 6)" in finding.message
+    assert "the `elif [[ $DEBUG == 1 ]]` branch (line 6)" in said(finding)
 
 
 def test_sbl103_names_the_branch_whose_launch_lacks_the_node_rank():
@@ -282,7 +284,8 @@ def test_sbl103_names_the_branch_whose_launch_lacks_the_node_rank():
         'srun --kill-on-bad-exit=1 bash -c "torchrun $DIST --nproc_per_node=8 train.py"\n'
     )
     (finding,) = only("SBL103", text)
-    assert "without --node_rank when it is written as in the `if [ \"$RDZV\" = static ]` branch (line 5)" in finding.message
+    assert finding.message.endswith("without --node_rank")
+    assert finding.notes[0] == 'this is the launch as it is written in the `if [ "$RDZV" = static ]` branch (line 5)'
     assert finding.fix is None
     fine = text.replace('--master_addr=$(hostname)"', '--node_rank=\\$SLURM_NODEID --master_addr=$(hostname)"')
     assert only("SBL103", fine) == []
@@ -360,7 +363,8 @@ def test_sbl113_names_the_branch_without_a_master_address():
         'srun --kill-on-bad-exit=1 bash -c "torchrun $DIST --nproc_per_node=8 train.py"\n'
     )
     (finding,) = only("SBL113", text)
-    assert 'no `--master_addr` when it is written as in the `if [ -z "$HEAD" ]` branch (line 5)' in finding.message
+    assert finding.message.endswith("no `--master_addr`")
+    assert finding.notes[0] == 'this is the launch as it is written in the `if [ -z "$HEAD" ]` branch (line 5)'
     assert finding.fix is None
     # the branch the script runs last, told apart from a c10d one
     last = ONE_PER_NODE + (
@@ -372,4 +376,4 @@ def test_sbl113_names_the_branch_without_a_master_address():
         'srun --kill-on-bad-exit=1 bash -c "torchrun $DIST --nproc_per_node=8 train.py"\n'
     )
     (finding,) = only("SBL113", last)
-    assert "when it is written as in the `else` branch (line 7)" in finding.message
+    assert "as it is written in the `else` branch (line 7)" in said(finding)

@@ -93,6 +93,12 @@ def _origin_phrase(script, origin) -> str:
     return ""
 
 
+def _origin_notes(script, origin) -> Tuple[str, ...]:
+    """Where a task count comes from, as a note: "the task count comes from `#SBATCH …`, line 3"."""
+    where = _origin_phrase(script, origin)
+    return (f"the task count comes {where.strip()[1:-1]}",) if where else ()
+
+
 def _ignored_phrase(script, step: Step, layout: TaskLayout) -> str:
     """Why srun drops the step's own ``--ntasks-per-node`` (see model/geometry.py, TASK_LAYOUT)."""
     ignored = layout.ignored
@@ -355,29 +361,30 @@ class TorchrunMultipleTasksPerNode(Rule):
             tasks = layout.per_node
             nproc = launch.certain_number("nproc_per_node")
             name = _launcher_name(launch)
-            where = "" if layout.ignored is not None else _origin_phrase(script, layout.origin)
             from_total = layout.origin is not None and (layout.origin.option == option_table.NTASKS or layout.origin.where == "derived")
             if from_total and layout.total and layout.nodes:
                 each = f" × {nproc} processes" if nproc is not None else ""
-                head = f"{layout.total} tasks{each} on {_plural(layout.nodes, 'node')}{where}: {name} runs once per task"
+                message = f"{layout.total} tasks{each} on {_plural(layout.nodes, 'node')}: {name} runs once per task"
             elif tasks is not None and nproc is not None:
-                head = f"{tasks} tasks × {nproc} processes per node{where}: {name} runs once per task"
+                message = f"{tasks} tasks × {nproc} processes per node: {name} runs once per task"
             elif tasks is not None:
-                head = f"{tasks} tasks per node{where} each run {name}"
+                message = f"{tasks} tasks per node each run {name}"
             else:
-                head = f"some nodes run several tasks{where}, each running {name}"
-            if launch.has("master_port") or launch.has("rdzv_endpoint"):
-                tail = "with a fixed port the second launcher on each node fails with EADDRINUSE"
-            else:
-                tail = "without a fixed --master_port each task forms its own world (duplicate rank 0s)"
-            message = f"{head}; {tail}"
-            if layout.ignored is not None:
-                message = f"{_ignored_phrase(script, step, layout)}: {message}"
+                message = f"some nodes run several tasks, each running {name}"
+            notes = []
             if branch is not None:
-                message = f"when the step is written as in {branch}: {message}"
-            if (launch.span, message) in seen:
+                notes.append(f"this is the step as it is written in {branch}")
+            if layout.ignored is not None:
+                notes.append(_ignored_phrase(script, step, layout))
+            else:
+                notes.extend(_origin_notes(script, layout.origin))
+            if launch.has("master_port") or launch.has("rdzv_endpoint"):
+                notes.append("with a fixed port the second launcher on each node fails with EADDRINUSE")
+            else:
+                notes.append("without a fixed --master_port each task forms its own world (duplicate rank 0s)")
+            if (launch.span, message, tuple(notes)) in seen:
                 continue  # one command string run by two steps (the branches of an if): one finding
-            seen.add((launch.span, message))
+            seen.add((launch.span, message, tuple(notes)))
             help = "run torchrun once per node: one task per node, --nproc_per_node=<GPUs per node>"
             fix = None
             if branch is None:
@@ -392,6 +399,7 @@ class TorchrunMultipleTasksPerNode(Rule):
                 fix,
                 label="one launcher per task",
                 help=help,
+                notes=notes,
             )
 
     def _fix(self, script, step: Step, layout) -> Optional[Fix]:
@@ -677,12 +685,14 @@ class PreferSrunNative(Rule):
             yield self.report(
                 script,
                 launch.span,
-                f"Megatron-Bridge entry point `{launch.entry.name}` is launched through {_launcher_name(launch)}: "
-                "Bridge sets up distributed from Slurm's variables, so run it srun-native (one task per GPU) "
-                "and drop the launcher's node rank, node count and rendezvous",
+                f"Megatron-Bridge `{launch.entry.name}` runs under {_launcher_name(launch)}",
                 migration.fix,
                 label="launcher not needed",
                 help=by_hand if migration.fix is not None else f"no automatic migration: {migration.reason}; by hand: {by_hand}",
+                notes=(
+                    "a Megatron-Bridge entry point sets up distributed from Slurm's variables, so run it srun-native "
+                    "(one task per GPU) and drop the launcher's node rank, node count and rendezvous",
+                ),
             )
 
 
@@ -828,11 +838,11 @@ class TorchrunMissingNodeArgs(Rule):
                 yield self.report(
                     script,
                     launch.option("standalone").span,  # type: ignore[union-attr]
-                    f"`--standalone` on {nodes}: each node's {name} runs its own single-node rendezvous, "
-                    "so every node trains a separate copy",
+                    f"`--standalone` on {nodes}: each node's {name} runs its own single-node rendezvous",
                     label="single-node rendezvous",
                     help=self._help(launch),
                     severity=severity,
+                    notes=("so every node trains a separate copy",),
                 )
                 continue
             if nnodes is not None:
@@ -842,10 +852,11 @@ class TorchrunMissingNodeArgs(Rule):
                         script,
                         nnodes.span,
                         f"`{nnodes.written}={nnodes.text}` on {nodes}: each node's {name} forms its own "
-                        "single-node world, so every node trains a separate copy",
+                        "single-node world",
                         label="one node per world",
                         help=self._help(launch),
                         severity=severity,
+                        notes=("so every node trains a separate copy",),
                     )
                     continue
             missing = _missing_node_args(launch, dynamic)
@@ -868,15 +879,18 @@ class TorchrunMissingNodeArgs(Rule):
                 consequence = f"each node's {name} forms its own single-node world, so every node trains a separate copy"
             else:
                 consequence = "every node claims node rank 0 and the rendezvous waits until it times out"
-            in_branch = f" when it is written as in {branch}" if branch is not None else ""
+            notes = [consequence]
+            if branch is not None:
+                notes.insert(0, f"this is the launch as it is written in {branch}")
             yield self.report(
                 script,
                 launch.span,
-                f"{name} on {nodes} without {written}{in_branch}: {consequence}",
+                f"{name} on {nodes} without {written}",
                 self._fix(script, launch, missing) if branch is None else None,
                 label=f"missing {written}",
                 help=self._help(launch),
                 severity=severity,
+                notes=notes,
             )
 
     def _help(self, launch: Launch) -> str:
@@ -1098,9 +1112,10 @@ class TasksGpusMismatch(Rule):
         yield self.report(
             script,
             span,
-            f"{written} but the step has {gpus} GPUs per node: {self._consequence(nproc, gpus)}",
+            f"{written} but the step has {gpus} GPUs per node",
             fix,
             label=f"{nproc} for {gpus} GPUs",
+            notes=(self._consequence(nproc, gpus),),
         )
 
     def _native(self, script, launch: Launch, gpus: int, geo: Geometry) -> Iterator[Diagnostic]:
@@ -1137,11 +1152,13 @@ class TasksGpusMismatch(Rule):
         yield self.report(
             script,
             launch.span,
-            f"{tasks} tasks per node{_origin_phrase(script, origin)} but {gpus} GPUs per node: srun-native starts "
-            f"one process per task, so {self._consequence(tasks, gpus)}",
+            f"{tasks} tasks per node but {gpus} GPUs per node",
             fix,
             label=f"{tasks} processes for {gpus} GPUs",
             help=help,
+            notes=_origin_notes(script, origin) + (
+                f"srun-native starts one process per task, so {self._consequence(tasks, gpus)}",
+            ),
         )
 
 
@@ -1249,13 +1266,14 @@ class ParallelismDoesNotDivide(Rule):
                 if problem is None:
                     continue
                 prefix = f"configuration {configuration.describe()}: " if several else ""
+                product, _, why = problem.partition(" (")  # "TP·PP·CP = 2·3·1 = 6 (DP would be 16/6 = 2.67)"
                 yield self.report(
                     script,
                     configuration.span(),
-                    f"{prefix}world size {world} ({how}) is not divisible by {problem}; "
-                    "Megatron stops at initialization",
+                    f"{prefix}world size {world} is not divisible by {product}",
                     label="does not divide the world",
                     help="choose sizes whose product divides nodes × GPUs per node",
+                    notes=(f"the world size is {world} ({how})", why.rstrip(")"), "Megatron stops at initialization"),
                 )
 
     @staticmethod
@@ -1480,9 +1498,10 @@ class LauncherInBatchShell(Rule):
             yield self.report(
                 script,
                 launch.span,
-                f"{name} runs in the batch shell, which runs on the first of the job's {nodes} only: {consequence}",
+                f"{name} runs in the batch shell, which runs on the first of the job's {nodes} only",
                 self._fix(script, launch, job),
                 label="first node only",
+                notes=(consequence,),
                 help=f"start it with srun, one task per node: srun --ntasks-per-node=1 … {name} "
                 "--nnodes=$SLURM_JOB_NUM_NODES --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500 …",
             )
@@ -1679,16 +1698,19 @@ class StaticRendezvousWithoutMasterAddress(Rule):
                 continue  # SBL103: each node its own world
             name = _launcher_name(launch)
             exported = script.values.is_exported("MASTER_ADDR", launch.step.command.node.start_byte)
-            hint = " (the exported `MASTER_ADDR` is not read by torchrun)" if exported else ""
-            in_branch = f" when it is written as in {branch}" if branch is not None else ""
+            notes = ["it defaults to 127.0.0.1, so every node's agent waits on its own localhost and the job hangs"]
+            if exported:
+                notes.append("the exported `MASTER_ADDR` is not read by torchrun")
+            if branch is not None:
+                notes.insert(0, f"this is the launch as it is written in {branch}")
             yield self.report(
                 script,
                 launch.span,
-                f"{name} on {_nodes_phrase(geo)} with a static rendezvous and no `--master_addr`{in_branch}{hint}: it "
-                "defaults to 127.0.0.1, so every node's agent waits on its own localhost and the job hangs",
+                f"{name} on {_nodes_phrase(geo)} with a static rendezvous and no `--master_addr`",
                 self._fix(script, launch, exported) if branch is None else None,
                 label="no master address",
                 help="pass --master_addr=$MASTER_ADDR (exported, the first node), or use --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500",
+                notes=notes,
             )
 
     def _fix(self, script, launch: Launch, exported: bool) -> Optional[Fix]:

@@ -19,7 +19,7 @@ import pytest
 from slurm_cluster import parse_lines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lintutil import fix_text, lint_text  # noqa: E402
+from lintutil import fix_text, lint_text, said  # noqa: E402
 
 pytestmark = [
     pytest.mark.slurm,
@@ -51,7 +51,7 @@ def test_ignored_step_flag_then_sbl101_fix(slurm):
         srun --kill-on-bad-exit=1 --ntasks-per-node=1 bash -c 'echo "TASK host=$SLURMD_NODENAME"; {PY} -m torch.distributed.run --nnodes=$SLURM_JOB_NUM_NODES --node_rank=$SLURM_NODEID --nproc_per_node=2 --master_addr=$MASTER_ADDR --master_port=$MASTER_PORT {DEMO}'
         """)
     (finding,) = lint_text(original, ["SBL101"])
-    assert "srun ignores the step's `--ntasks-per-node=1`" in finding.message
+    assert "srun ignores the step's `--ntasks-per-node=1`" in said(finding)
 
     info, out = slurm.run(slurm.script(original, "original.sbatch"), timeout=150)
     tasks = parse_lines(out, "TASK")

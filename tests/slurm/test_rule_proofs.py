@@ -302,7 +302,7 @@ def test_sbl101_second_launcher_per_node_dies_with_eaddrinuse(slurm):
         srun --kill-on-bad-exit=1 bash -c '{PY} -m torch.distributed.run --nnodes=$SLURM_JOB_NUM_NODES --node_rank=$SLURM_NODEID --nproc_per_node=2 --master_addr=$MASTER_ADDR --master_port=$MASTER_PORT {DEMO}'
         """), "port.sbatch")
     (finding,) = findings(broken)
-    assert finding["code"] == "SBL101" and "EADDRINUSE" in finding["message"]
+    assert finding["code"] == "SBL101" and "EADDRINUSE" in " ".join(finding["notes"])
     fixed = fixed_by_sbatchlint(broken, "port-fixed.sbatch")
     # one launcher per node, which keeps the node's two CPUs (sbatchlint/budget.py)
     assert [
@@ -323,7 +323,7 @@ def test_sbl101_second_launcher_per_node_dies_with_eaddrinuse(slurm):
         srun --kill-on-bad-exit=1 {PY} -m torch.distributed.run --standalone --nproc_per_node=2 {DEMO}
         """), "standalone.sbatch")
     (finding,) = findings(dup)
-    assert finding["code"] == "SBL101" and "duplicate rank 0s" in finding["message"]
+    assert finding["code"] == "SBL101" and "duplicate rank 0s" in " ".join(finding["notes"])
     dup_fixed = fixed_by_sbatchlint(dup, "standalone-fixed.sbatch")
 
     jobs = submit_all(slurm, broken, fixed, dup, dup_fixed)
