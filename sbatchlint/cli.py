@@ -118,7 +118,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
     from .config import ConfigError
     from .files import discover
     from .report import formatter
-    from .report.text import summary_line
+    from .report.text import more_information, summary_line
     from .redaction import RedactingStream, redacting_excepthook
     from .runner import CommandLine, Job, Resolver, SourcedFindings, once_each, run_all
 
@@ -267,6 +267,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
         added = sum(r.suppressed for r in results)
         click.echo(f"Added suppression comments for {added} finding{'s' * (added != 1)}.", err=True)
     if output_format == "text" and not quiet and not (statistics and output_format == "json"):
+        if not statistics:
+            stream.write(more_information(results, color))
         stream.write(summary_line(results, color) + "\n")
     stream.flush()
     if target is not sys.stdout:

@@ -160,6 +160,25 @@ def test_text_output_on_a_terminal_links_the_code(tmp_path):
     assert "\x1b]8;;" not in run("--color", "never", job).output
 
 
+def test_plain_text_ends_with_one_reference_per_code(tmp_path):
+    """Without colour (a log file, a CI console) the text output still says where each code's page
+    is: once per code, after the findings, not on every finding; concise and -q stay bare."""
+    jobs = [write(tmp_path / "a.sh", LATE), write(tmp_path / "b.sh", LATE), write(tmp_path / "c.sh", WARNING_ONLY)]
+    out = run("--color", "never", "--select", "SBL003,SBL107", *jobs).output
+    block = out[out.index("For more information:"):].splitlines()
+    assert block[:3] == ["For more information:",
+                         "  SBL003 directive-after-command   sbatchlint explain SBL003",
+                         "  SBL107 missing-kill-on-bad-exit  sbatchlint explain SBL107"]
+    assert block[4].startswith("Found 3 problems")
+    assert out.count("sbatchlint explain SBL003") == 1  # two findings of SBL003, one reference
+    assert "explain" not in run("--output-format", "concise", *jobs).output
+    assert "For more information" not in run("-q", *jobs).output
+    assert "For more information" not in run(write(tmp_path / "clean.sh", CLEAN)).output
+    # the command it names prints that rule's page
+    page = run("explain", "SBL003").output
+    assert page.startswith("# SBL003") and "directive-after-command" in page
+
+
 def test_a_documentation_url_makes_the_links_absolute(tmp_path):
     """The installed distribution's [project.urls] Documentation entry is the base of every link."""
     info = tmp_path / "site" / "sbatchlint-0.1.0.dist-info"
@@ -178,6 +197,9 @@ def test_a_documentation_url_makes_the_links_absolute(tmp_path):
     done = subprocess.run([sys.executable, "-m", "sbatchlint", "--color", "always", job],
                           capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     assert "\x1b]8;;https://docs.example.org/sbatchlint/rules/SBL003.md\x1b\\" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "sbatchlint", "--color", "never", job],
+                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert "  SBL003 directive-after-command  https://docs.example.org/sbatchlint/rules/SBL003.md\n" in done.stdout
 
 
 def test_only_the_server_command_imports_pygls(tmp_path):

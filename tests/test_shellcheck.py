@@ -60,3 +60,9 @@ def test_missing_shellcheck_is_said_in_one_line(tmp_path, monkeypatch):
     result, _ = run(tmp_path, "--shellcheck", "--output-format", "concise")
     warnings = [line for line in result.output.splitlines() if line.startswith("sbatchlint: warning:")]
     assert warnings == [f"sbatchlint: warning: {shellcheck.NOT_INSTALLED}"]
+
+
+@needs_shellcheck
+def test_text_output_points_at_shellcheck_wiki(tmp_path):
+    result, _ = run(tmp_path, "--shellcheck", "--color", "never")
+    assert "  SC2086 shellcheck  https://www.shellcheck.net/wiki/SC2086\n" in result.output

@@ -57,3 +57,12 @@ def terminal_url(code: str) -> Optional[str]:
 
         return Path(page).as_uri()
     return None
+
+
+def reference(code: str) -> str:
+    """Where a reader of plain text finds ``code``'s page: its absolute URL, else the command that
+    prints the page (a relative path means nothing outside the repository)."""
+    url = rule_url(code)
+    if url and "://" in url:
+        return url
+    return f"sbatchlint explain {code}"

@@ -23,6 +23,7 @@ def render(results, out, color: bool = False, show_summary: bool = True, **_: ob
             out.write(frame(result, d, color))
             out.write("\n")
     if show_summary:
+        out.write(more_information(results, color))
         out.write(summary_line(results, color) + "\n")
 
 
@@ -127,6 +128,25 @@ def _linked(code: str, text: str, color: bool) -> str:
     from .links import hyperlink, terminal_url
 
     return hyperlink(text, terminal_url(code))
+
+
+def more_information(results, color: bool = False) -> str:
+    """Once per code found, where its page is (as ShellCheck ends its output): the findings above
+    stay one link-free block each, and a plain terminal or a log file still gets the link."""
+    names = {}
+    for result in results:
+        for d in result.diagnostics:
+            names.setdefault(d.code, d.name)
+    if not names:
+        return ""
+    from .links import reference
+
+    width = max(len(f"{code} {name}") for code, name in names.items())
+    lines = [paint("For more information:", "bold", color)]
+    for code in sorted(names):
+        label = f"{code} {names[code]}".ljust(width)
+        lines.append(f"  {label}  {reference(code)}".rstrip())
+    return "\n".join(lines) + "\n\n"
 
 
 def summary_line(results, color: bool = False) -> str:
