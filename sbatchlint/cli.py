@@ -232,7 +232,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, output_
             try:
                 if not resolver.excluded(p):
                     jobs.append(Job(p, p, resolver.options_for(p), fix or unsafe_fixes, unsafe_fixes, diff,
-                                    cache=resolver.cache_for(p)))
+                                    add_noqa=add_noqa, cache=resolver.cache_for(p)))
             except ConfigError as err:
                 click.echo(f"sbatchlint: error: {err}", err=True)
         return run_all(jobs, workers)

@@ -6,7 +6,8 @@ whose trailing ``#`` text sbatch reads), or a line whose end is inside a string,
 or continued by ``\\``, gets the comment on a line of its own before it. A line that can take
 neither (a here-document's body, the inside of a string), and a finding about a suppression
 comment itself (SBL900, SBL901), is covered by a ``disable-file`` comment after the ``#!`` line. A comment that already names codes for the line gets the new codes added.
-Where the text may go is the model's answer (``model/placement.py``).
+Where the text may go is the model's answer (``model/placement.py``; for a Python file,
+``python/placement.py``: never inside a string or after a ``\\`` continuation).
 """
 from __future__ import annotations
 
@@ -24,8 +25,12 @@ def _codes(codes: Sequence[str]) -> str:
 
 
 def suppression_edits(script, diagnostics: Sequence[Diagnostic]) -> List[Edit]:
-    """The edits that add suppression comments for ``diagnostics`` to ``script``'s source."""
-    from .model import placement
+    """The edits that add suppression comments for ``diagnostics`` to ``script``'s source (a batch
+    script's model, or a Python module's)."""
+    if getattr(script, "language", None) == "python":
+        from .python import placement
+    else:
+        from .model import placement
 
     source = script.source
     by_line: Dict[int, List[str]] = {}

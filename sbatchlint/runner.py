@@ -200,7 +200,7 @@ def _lint_source(job: Job, source: Source) -> FileResult:
             if source is not original:
                 _hide(result, source, found_in(model))
         result.diagnostics = lint(source, job.options, model, failures)
-        if job.add_noqa and result.diagnostics and not is_python(source) and job.path != "-" and not failures:
+        if job.add_noqa and result.diagnostics and job.path != "-" and not failures:
             model, source = _add_noqa(job, result, model, source, problems)
         if not is_python(source) and job.path != "-":
             from .python.entry import launched_python_files

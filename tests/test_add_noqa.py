@@ -139,3 +139,129 @@ def test_generated_scripts_are_clean_and_valid_after_add_noqa(tmp_path):
         assert bash_accepts(path), path
     again = run("--isolated", str(tmp_path))
     assert again.exit_code == 0 and "All checks passed (12 files)" in again.output, again.output
+
+
+# -- Python entry points (the SBL5xx findings) --------------------------------------------------------
+def python_tokens(text: str):
+    """The program's tokens without comments and blank-line tokens: what adding comments must keep."""
+    import io
+    import tokenize
+
+    return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type not in (tokenize.COMMENT, tokenize.NL)]
+
+
+def check_added_python(path, original: str) -> str:
+    text = path.read_text()
+    assert text != original
+    compile(text, str(path), "exec")  # still Python
+    assert python_tokens(text) == python_tokens(original), "only comments may be added"
+    again = run("--isolated", "--output-format", "concise", str(path))
+    assert again.exit_code == 0, again.output
+    return text
+
+
+ENTRY = '''#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+"""A training entry point whose torchrun guards are written every way."""
+import os
+import sys
+
+LIMIT = 3  # sbatchlint: disable=SBL502
+
+
+def plain():
+    if "WORLD_SIZE" not in os.environ:
+        sys.exit("must be launched with torchrun")
+
+
+def with_a_comment():
+    if os.environ.get("WORLD_SIZE") == None:  # noqa: E711
+        sys.exit(1)
+
+
+def continued():
+    if "WORLD_SIZE" not in os.environ \\
+            and "RANK" not in os.environ:
+        sys.exit(1)
+
+
+def string_at_line_end():
+    if "WORLD_SIZE" not in os.environ: print("""usage:
+  torchrun train.py"""); sys.exit(2)
+
+
+def in_brackets():
+    if (
+        "WORLD_SIZE" not in os.environ
+    ):
+        raise SystemExit(1)
+
+
+def starts_and_ends_in_strings():
+    print("""usage:
+  torchrun train.py"""); assert "WORLD_SIZE" in os.environ, """must be
+launched with torchrun # not a comment"""
+'''
+
+
+def test_python_comments_stay_out_of_strings_and_continuations(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(ENTRY)
+    first = run("--isolated", "--output-format", "concise", str(path)).output
+    assert first.count("SBL501") == 6 and "SBL900" in first
+    result = run("--isolated", "--add-noqa", str(path))
+    assert result.exit_code == 0, result.output
+    assert "Added suppression comments for 7 findings." in result.output
+    lines = check_added_python(path, ENTRY).split("\n")
+    # a plain line, and one with a comment already: the comment at its end
+    assert '    if "WORLD_SIZE" not in os.environ:  # sbatchlint: disable=SBL501' in lines
+    assert '    if os.environ.get("WORLD_SIZE") == None:  # noqa: E711  # sbatchlint: disable=SBL501' in lines
+    # inside brackets a comment may end the line
+    assert '        "WORLD_SIZE" not in os.environ  # sbatchlint: disable=SBL501' in lines
+    # a line continued by `\` or ending inside a string: a line of its own before it, indented like it
+    for statement in ('    if "WORLD_SIZE" not in os.environ \\',
+                      '    if "WORLD_SIZE" not in os.environ: print("""usage:'):
+        assert lines[lines.index(statement) - 1] == "    # sbatchlint: disable=SBL501"
+    # a line that starts and ends inside strings, and the unused comment's own finding: one
+    # file-wide comment after the `#!` line and the encoding declaration (which must stay on line 2)
+    assert lines[:3] == ["#!/usr/bin/env python3", "# -*- coding: utf-8 -*-",
+                         "# sbatchlint: disable-file=SBL501,SBL900"]
+    assert 'launched with torchrun # not a comment"""' in lines
+
+
+def test_a_launched_entry_point_gets_its_comments_with_the_script(tmp_path):
+    job = tmp_path / "job.sh"
+    job.write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+                   "#SBATCH --time=01:00:00\nsrun --kill-on-bad-exit=1 python train.py\n")
+    train = tmp_path / "train.py"
+    original = 'import os\nimport sys\n\nif "WORLD_SIZE" not in os.environ:\n    sys.exit("torchrun only")\n'
+    train.write_text(original)
+    assert "train.py:4:4: SBL501" in run("--isolated", "--output-format", "concise", str(job)).output
+    result = run("--isolated", "--add-noqa", str(job))
+    assert result.exit_code == 0, result.output
+    text = check_added_python(train, original)
+    assert text.split("\n")[3] == 'if "WORLD_SIZE" not in os.environ:  # sbatchlint: disable=SBL501'
+    assert run("--isolated", str(job)).exit_code == 0
+
+
+def test_every_python_fixture_compiles_and_is_clean_after_add_noqa(tmp_path):
+    import os
+
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "python")
+    originals = {}
+    for name in sorted(os.listdir(fixtures)):
+        if name.endswith(".py"):
+            with open(os.path.join(fixtures, name), encoding="utf-8") as handle:
+                originals[tmp_path / name] = handle.read()
+            (tmp_path / name).write_text(originals[tmp_path / name])
+    before = run("--isolated", "--python", "--output-format", "concise", str(tmp_path))
+    assert before.exit_code == 1 and "SBL50" in before.output
+    result = run("--isolated", "--python", "--add-noqa", "-q", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    for path, original in originals.items():
+        text = path.read_text()
+        compile(text, str(path), "exec")
+        assert python_tokens(text) == python_tokens(original), path
+    again = run("--isolated", "--python", str(tmp_path))
+    assert again.exit_code == 0 and f"All checks passed ({len(originals)} files)" in again.output, again.output
