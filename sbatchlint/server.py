@@ -9,6 +9,10 @@
   document, and a ``# sbatchlint: disable=CODE`` comment for the finding's line (``noqa.py``).
 - Hover: an ``#SBATCH`` or srun option (``options.describe``), and a rule code in a suppression
   comment (the rule's page).
+- Settings: ``initializationOptions`` and ``workspace/didChangeConfiguration`` take ``check``'s
+  options (``config``, ``isolated``, ``select``, ``extendSelect``, ``ignore``, ``unsafeFixes``,
+  ``slurmVersion``, ``shellcheck``) with the same meaning; one that is not understood is said in a
+  ``window/showMessage`` line and left at its default.
 
 pygls and lsprotocol are imported by this module only, and this module only by the ``server``
 command.
@@ -87,19 +91,116 @@ def path_of(uri: str) -> str:
     return to_fs_path(uri) or uri
 
 
-def options_for(path: str):
-    """The options ``sbatchlint check PATH`` would use (read afresh: a configuration may have changed)."""
+# -- settings from the editor ------------------------------------------------------------------------
+@dataclass
+class Settings:
+    """What the editor asked for, with the meaning of ``check``'s options of the same names."""
+
+    cli: object  # runner.CommandLine
+    unsafe_fixes: bool = False  # "fix all" applies unsafe fixes too (as --unsafe-fixes does)
+
+
+# setting (spelled without '-', '_' or case) -> the option of ``check`` it stands for
+SETTING_NAMES = {
+    "config": "config", "configuration": "config", "isolated": "isolated",
+    "select": "select", "extendselect": "extend-select", "ignore": "ignore",
+    "unsafefixes": "unsafe-fixes", "slurmversion": "slurm-version", "shellcheck": "shellcheck",
+}
+
+
+def _code_list(name: str, value) -> List[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{name}: expected a list of rule codes or prefixes")
+    out: List[str] = []
+    for item in value:
+        out.extend(part.strip() for part in item.split(",") if part.strip())
+    return out
+
+
+def _flag(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: expected true or false")
+    return value
+
+
+def settings_from(raw, root: Optional[str]) -> Tuple[Settings, List[str]]:
+    """The settings an editor sent (``initializationOptions``, or ``settings`` of
+    ``workspace/didChangeConfiguration``, either bare or under an ``sbatchlint`` key), and a one-line
+    complaint for each that was not understood (that one is left at its default). A relative
+    ``config`` path is taken from the workspace root."""
+    from . import shellcheck
+    from .codes import CODES
+    from .options import parse_slurm_version
+    from .runner import CommandLine
+
+    cli = CommandLine()
+    settings = Settings(cli)
+    problems: List[str] = []
+    if isinstance(raw, dict) and isinstance(raw.get("sbatchlint"), dict):
+        raw = raw["sbatchlint"]
+    if raw is None:
+        return settings, problems
+    if not isinstance(raw, dict):
+        return settings, ["settings: expected an object of sbatchlint settings"]
+    for key, value in raw.items():
+        name = SETTING_NAMES.get(str(key).replace("-", "").replace("_", "").lower())
+        try:
+            if name is None:
+                raise ValueError(f"{key}: no such setting (known: config, isolated, select, extendSelect, ignore, "
+                                 "unsafeFixes, slurmVersion, shellcheck)")
+            if value is None:
+                continue
+            if name == "config":
+                if not isinstance(value, str) or not value:
+                    raise ValueError("config: expected the path of a configuration file")
+                path = os.path.expanduser(value)
+                if not os.path.isabs(path):
+                    path = os.path.join(root or os.getcwd(), path)
+                cli.config_path = path
+            elif name == "isolated":
+                cli.isolated = _flag(key, value)
+            elif name in ("select", "extend-select", "ignore"):
+                codes = _code_list(key, value)
+                for pattern in codes:
+                    if not (pattern.upper() in ("SC", "ALL") or shellcheck.is_code(pattern)
+                            or any(code.startswith(pattern.upper()) for code in CODES)):
+                        raise ValueError(f"{key}: unknown rule code or prefix: {pattern}")
+                setattr(cli, name.replace("-", "_"), codes)
+            elif name == "unsafe-fixes":
+                settings.unsafe_fixes = _flag(key, value)
+            elif name == "slurm-version":
+                text = str(value)
+                if text.strip().lower() != "auto" and parse_slurm_version(text) is None:
+                    raise ValueError(f"{key}: expected a Slurm release such as 24.05, or auto, got {text!r}")
+                cli.settings["slurm_version"] = text
+            elif name == "shellcheck":
+                if _flag(key, value):
+                    cli.settings["shellcheck"] = True
+        except ValueError as err:
+            problems.append(str(err))
+    return settings, problems
+
+
+def resolver(settings: Optional[Settings] = None):
+    """Settings resolution as ``check`` does it (read afresh: a configuration may have changed)."""
     from .codes import CODES
     from .runner import CommandLine, Resolver
 
-    return Resolver(CommandLine(), list(CODES)).options_for(path)
+    return Resolver(settings.cli if settings is not None else CommandLine(), list(CODES))
 
 
-def lint_text(path: str, text: str, apply: bool = False, unsafe: bool = False):
+def options_for(path: str, settings: Optional[Settings] = None):
+    """The options ``sbatchlint check PATH`` would use, with the editor's settings as its options."""
+    return resolver(settings).options_for(path)
+
+
+def lint_text(path: str, text: str, apply: bool = False, unsafe: bool = False, settings: Optional[Settings] = None):
     """Lint (or fix, with ``apply``) the editor's text of ``path`` as the command line would the file."""
     from .runner import Job, run_job
 
-    options = options_for(path)
+    options = options_for(path, settings)
     return run_job(Job("-", path, options, apply, unsafe, stdin_data=text.encode("utf-8")))
 
 
@@ -128,6 +229,30 @@ class SbatchlintServer(LanguageServer):
         super().__init__("sbatchlint", __version__)
         self.linted: Dict[str, Linted] = {}
         self.pending: Dict[str, asyncio.TimerHandle] = {}
+        self.settings: Optional[Settings] = None  # None: as ``check`` with no options
+
+    def configure(self, raw) -> None:
+        """Take the editor's settings; say in one line each what was not understood. A configuration
+        file that cannot be read leaves the settings as they were."""
+        from .config import ConfigError
+
+        settings, problems = settings_from(raw, self.workspace.root_path if self._workspace_ready else None)
+        try:
+            resolver(settings)  # reads a named configuration file now, so that a bad one is said at once
+        except ConfigError as err:
+            problems.append(str(err))
+            settings = self.settings
+        for problem in problems:
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Error, message=f"sbatchlint: settings: {problem}"))
+        self.settings = settings
+
+    @property
+    def _workspace_ready(self) -> bool:
+        try:
+            return self.workspace is not None
+        except RuntimeError:
+            return False
 
     @property
     def encoding(self) -> str:
@@ -136,7 +261,7 @@ class SbatchlintServer(LanguageServer):
     def lint(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)
         path = path_of(uri)
-        result = lint_text(path, document.source)
+        result = lint_text(path, document.source, settings=self.settings)
         findings = []
         if result.source is not None:
             # a finding in a file the script sources belongs to that file's own lines
@@ -176,6 +301,22 @@ class SbatchlintServer(LanguageServer):
 
 
 server = SbatchlintServer()
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: SbatchlintServer, params: types.InitializeParams) -> None:
+    ls.configure(params.initialization_options)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: SbatchlintServer, params: types.DidChangeConfigurationParams) -> None:
+    """New settings replace the editor's earlier ones (an empty or missing object changes nothing),
+    and every open document is linted again with them."""
+    if not params.settings:
+        return
+    ls.configure(params.settings)
+    for uri in list(ls.workspace.text_documents):
+        ls.lint(uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -248,26 +389,27 @@ def code_action(ls: SbatchlintServer, params: types.CodeActionParams) -> List[ty
                     is_preferred=not unsafe,
                     edit=types.WorkspaceEdit(changes={uri: _text_edits(source, d.fix.edits, encoding)}),
                 ))
-            if not source.path.endswith(".py"):
-                if model is None:
-                    from .linter import build
+            if model is None:
+                from .linter import build
 
-                    model = build(source, options_for(source.path))
-                from .noqa import suppression_edits
+                model = build(source, options_for(source.path, ls.settings))
+            from .noqa import suppression_edits
 
-                actions.append(types.CodeAction(
-                    title=f"Disable {d.code} for this line",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[lsp],
-                    edit=types.WorkspaceEdit(changes={uri: _text_edits(source, suppression_edits(model, [d]), encoding)}),
-                ))
+            actions.append(types.CodeAction(
+                title=f"Disable {d.code} for this line",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[lsp],
+                edit=types.WorkspaceEdit(changes={uri: _text_edits(source, suppression_edits(model, [d]), encoding)}),
+            ))
     fix_all = not wanted or any(FIX_ALL.startswith(kind) for kind in wanted)
-    if fix_all and any(d.fix is not None and d.fix.applicability.value == "safe" for d, _ in linted.findings):
+    applicable = ("safe", "unsafe") if ls.settings is not None and ls.settings.unsafe_fixes else ("safe",)
+    if fix_all and any(d.fix is not None and d.fix.applicability.value in applicable for d, _ in linted.findings):
         document = ls.workspace.get_text_document(uri)
-        fixed = lint_text(source.path, document.source, apply=True)
+        unsafe = ls.settings is not None and ls.settings.unsafe_fixes
+        fixed = lint_text(source.path, document.source, apply=True, unsafe=unsafe, settings=ls.settings)
         if fixed.fixed_data is not None and fixed.fixed_data != source.data:
             actions.append(types.CodeAction(
-                title="sbatchlint: fix all safe fixes",
+                title="sbatchlint: fix all safe and unsafe fixes" if unsafe else "sbatchlint: fix all safe fixes",
                 kind=FIX_ALL,
                 edit=types.WorkspaceEdit(changes={uri: _whole(source, fixed.fixed_data.decode("utf-8"), encoding)}),
             ))
@@ -275,7 +417,7 @@ def code_action(ls: SbatchlintServer, params: types.CodeActionParams) -> List[ty
 
 
 # -- hover -------------------------------------------------------------------------------------------
-def hover_text(source: Source, offset: int, settings) -> Optional[Tuple[str, int, int]]:
+def hover_text(source: Source, offset: int, settings, editor: Optional[Settings] = None) -> Optional[Tuple[str, int, int]]:
     """Markdown about what is at ``offset`` (an option or a rule code), and its byte span."""
     if source.path.endswith(".py"):
         return None
@@ -283,7 +425,7 @@ def hover_text(source: Source, offset: int, settings) -> Optional[Tuple[str, int
     from .linter import build
     from .model.slurm import target_version
 
-    script = build(source, options_for(source.path))
+    script = build(source, options_for(source.path, editor))
     for suppression in suppressions.find(source, script):
         for code in suppression.codes:
             if code.span.start <= offset <= code.span.end:
@@ -319,7 +461,7 @@ def hover(ls: SbatchlintServer, params: types.HoverParams) -> Optional[types.Hov
     except Exception:  # a document the linter cannot read has nothing to say on hover
         return None
     offset = to_offset(source, params.position, ls.encoding)
-    found = hover_text(source, offset, options_for(path).settings)
+    found = hover_text(source, offset, options_for(path, ls.settings).settings, ls.settings)
     if found is None:
         return None
     text, start, end = found

@@ -180,3 +180,134 @@ async def test_hover_names_the_slurm_release_that_differs(client: LanguageClient
     found = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=2, character=12)))
     assert "22.05 up to 23.11" in found.contents.value and "the release checked against" in found.contents.value
+
+
+# -- settings from the editor: initializationOptions and workspace/didChangeConfiguration ------------
+async def published(client: LanguageClient):
+    """The next diagnostics the server publishes; a test that waits in vain fails after a minute."""
+    return await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 60)
+
+
+LATE = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --cpus-per-task=8\n#SBATCH --time=00:10:00\nset -e\n#SBATCH --partition=batch\nsrun hostname\n"
+
+
+async def start_with(client: LanguageClient, tmp_path, options):
+    await client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri(), process_id=os.getpid(),
+        initialization_options=options))
+
+
+@pytest.mark.asyncio
+async def test_initialization_options_select_and_ignore_as_the_command_line_does(client: LanguageClient, tmp_path):
+    await start_with(client, tmp_path, {"ignore": ["SBL003"]})
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+    assert "SBL003" not in by_code(client, uri) and "SBL900" in by_code(client, uri)
+
+
+@pytest.mark.asyncio
+async def test_initialization_options_under_an_sbatchlint_key_with_select(client: LanguageClient, tmp_path):
+    await start_with(client, tmp_path, {"sbatchlint": {"select": "SBL003"}})
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+    assert set(by_code(client, uri)) == {"SBL003"}
+
+
+@pytest.mark.asyncio
+async def test_config_path_is_taken_from_the_workspace_root(client: LanguageClient, tmp_path):
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "strict.toml").write_text('ignore = ["SBL003"]\n')
+    (tmp_path / ".sbatchlint.toml").write_text('ignore = ["SBL900"]\n')  # the file's own: not used
+    await start_with(client, tmp_path, {"config": "ci/strict.toml"})
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+    found = by_code(client, uri)
+    assert "SBL003" not in found and "SBL900" in found
+
+
+@pytest.mark.asyncio
+async def test_slurm_version_setting_reaches_rules_and_hover(client: LanguageClient, tmp_path):
+    await start_with(client, tmp_path, {"slurmVersion": "23.02"})
+    uri = await open_document(client, tmp_path / "job.sh", LATE)
+    found = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=2, character=12)))
+    assert "22.05 up to 23.11" in found.contents.value and "the release checked against" in found.contents.value
+    assert "SBL109" in by_code(client, uri)  # the --cpus-per-task rule of releases 22.05 to 23.11
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"sbatchlint": {"slurm-version": "24.05"}}))
+    await published(client)
+    assert "SBL109" not in by_code(client, uri) and "SBL003" in by_code(client, uri)
+
+
+@pytest.mark.asyncio
+async def test_unsafe_fixes_setting_makes_fix_all_apply_them(client: LanguageClient, tmp_path):
+    await start_with(client, tmp_path, {})
+    uri = await open_document(client, tmp_path / "job.sh", LATE)
+    assert by_code(client, uri)["SBL003"]  # its fix is unsafe, and the only fix here
+
+    async def fix_all():
+        return await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+            context=types.CodeActionContext(diagnostics=[], only=["source.fixAll"])))
+
+    assert not await fix_all()  # safe fixes only: nothing to offer
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"unsafeFixes": True}))
+    await published(client)
+    [action] = await fix_all()
+    assert action.title == "sbatchlint: fix all safe and unsafe fixes"
+    [edit] = action.edit.changes[uri]
+    assert edit.new_text.index("#SBATCH --partition=batch") < edit.new_text.index("set -e")
+
+
+@pytest.mark.asyncio
+async def test_settings_that_are_not_understood_are_said_in_one_line(client: LanguageClient, tmp_path):
+    await start_with(client, tmp_path, {"select": ["SBL999"], "slurmVersion": "soon", "colour": True,
+                                        "ignore": ["SBL900"]})
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+    messages = [m.message for m in client.messages]
+    assert "sbatchlint: settings: select: unknown rule code or prefix: SBL999" in messages
+    assert any(m.startswith("sbatchlint: settings: slurmVersion: expected a Slurm release") for m in messages)
+    assert any(m.startswith("sbatchlint: settings: colour: no such setting") for m in messages)
+    assert all("\n" not in m for m in messages)
+    found = by_code(client, uri)  # the settings understood still apply; the others are left at their default
+    assert "SBL900" not in found and "SBL003" in found
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"config": "missing.toml"}))
+    # the server says what it could not use, then lints again: waiting for the second is enough
+    # (waiting for each in turn could miss the second while the first is being handled)
+    await published(client)
+    assert client.messages[-1].message.startswith("sbatchlint: settings: ") and "missing.toml" in client.messages[-1].message
+    assert "SBL900" not in by_code(client, uri)  # a configuration that cannot be read changes nothing
+
+
+@pytest.mark.asyncio
+async def test_disable_for_this_line_in_a_python_entry_point(client: LanguageClient, tmp_path):
+    await start(client, tmp_path)
+    text = 'import os\nimport sys\n\nif "WORLD_SIZE" not in os.environ \\\n        and "RANK" not in os.environ:\n    sys.exit(1)\n'
+    path = tmp_path / "train.py"
+    path.write_text(text)
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    await published(client)
+    guard = by_code(client, uri)["SBL501"]
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=guard.range,
+        context=types.CodeActionContext(diagnostics=[guard])))
+    disable = next(a for a in actions if a.title == "Disable SBL501 for this line")
+    [edit] = disable.edit.changes[uri]  # the line ends with `\`: a comment line before it
+    assert edit.new_text == "# sbatchlint: disable=SBL501\n" and edit.range.start == types.Position(line=3, character=0)
+
+
+@pytest.mark.asyncio
+async def test_the_readmes_vs_code_settings_are_understood(client: LanguageClient, tmp_path):
+    import json
+    import re
+
+    with open(os.path.join(REPOSITORY, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    block = next(b for b in re.findall(r"```json\n(.*?)```", readme, re.S) if "glspc.server.command" in b)
+    options = json.loads(block)["glspc.server.initializationOptions"]
+    await start_with(client, tmp_path, options)
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\n#SBATCH --output=train.log\nsrun hostname\n"
+    uri = await open_document(client, tmp_path / "job.sh", text)
+    assert client.messages == []  # every setting understood
+    assert "SBL011" not in by_code(client, uri)
