@@ -6,7 +6,7 @@ from textwrap import dedent
 
 import pytest
 
-from lintutil import fix_text, lint_text
+from lintutil import fix_text, lint_text, said
 from sbatchlint.model.containers import PathValue, containers
 from sbatchlint.model.script import Script
 from sbatchlint.source import Source
@@ -159,7 +159,7 @@ def test_loop_built_mount_flags_over_an_unknown_list_are_a_warning():
     (finding,) = [d for d in lint_text(text, ["SBL310"]) if d.code == "SBL310"]
     assert finding.severity.value == "warning" and finding.fix is None
     assert "each entry of `$EXTRA_MOUNTS`" in finding.message
-    assert "two or more entries" in finding.message
+    assert "two or more entries" in said(finding)
     one_entry = text.replace("$EXTRA_MOUNTS", "/lustre/datasets:/lustre/datasets")
     assert not lint_text(one_entry, ["SBL310"])
 
@@ -312,7 +312,7 @@ def test_no_nemo_home_on_two_nodes():
     text = fixture("bridge_sft_no_nemo_home.sh")
     (diagnostic,) = found(text)
     assert diagnostic.code == "SBL303" and diagnostic.severity.value == "error"
-    assert "llama31_8b_sft_config" in diagnostic.message
+    assert "llama31_8b_sft_config" in said(diagnostic)
     fixed = fix_text(text, ["SBL303"], unsafe=True)
     assert 'export HF_HOME=${SHARED}/cache/huggingface\nexport NEMO_HOME="${SHARED}/cache/nemo"\n' in fixed
     assert codes(fixed) == []
@@ -357,7 +357,7 @@ STEP = "srun --container-image=nvcr.io/nvidia/nemo:25.09 --container-mounts=/lus
 def test_unmounted_workdir_and_auto_mounts():
     text = HEADER + "srun --container-image=x --container-mounts=/lustre/fsw:/lustre/fsw --container-workdir=/gpfs/alice/repo python train.py\n"
     (diagnostic,) = found(text)
-    assert diagnostic.code == "SBL301" and "fails at start" in diagnostic.message
+    assert diagnostic.code == "SBL301" and "fails at start" in said(diagnostic)
     assert codes(text, {"container_auto_mounts": ["/gpfs"]}) == []
 
 
@@ -491,13 +491,13 @@ def test_nemo_home_only_matters_for_data_prepared_under_it():
         " model.seq_packing=True",
     ):
         (diagnostic,) = [d for d in found(base + sft + signal + "\n") if d.code == "SBL303"]
-        assert signal.strip() in diagnostic.message
+        assert signal.strip() in said(diagnostic)
     packed_file = " dataset.packed_train_data_path=/lustre/fsw/alice/data/packed_4096.npy\n"
     (diagnostic,) = [d for d in found(base + sft + packed_file) if d.code == "SBL303"]
-    assert "a packed dataset file" in diagnostic.message
+    assert "a packed dataset file" in said(diagnostic)
     packing_recipe = base + "python scripts/training/run_recipe.py --recipe llama3_8b_sft_packed_config\n"
     (diagnostic,) = [d for d in found(packing_recipe) if d.code == "SBL303"]
-    assert "the packing recipe `llama3_8b_sft_packed_config`" in diagnostic.message
+    assert "the packing recipe `llama3_8b_sft_packed_config`" in said(diagnostic)
     # the submitter's NEMO_HOME passed through: the submitter knows where it is
     assert "SBL303" not in codes(base.replace("export HF_HOME", "export NEMO_HOME\nexport HF_HOME") + sft + " --packed-sequence\n")
     assert "SBL303" not in codes(
@@ -510,13 +510,13 @@ def test_unpacked_sft_fixture_has_no_nemo_home_finding():
     # the same job with the packing prepared offline: its overrides live in a variable
     packed = fixture("bridge_sft_unpacked.sh").replace("enable_in_batch_packing", "enable_offline_packing")
     (diagnostic,) = found(packed)
-    assert diagnostic.code == "SBL303" and "`dataset.enable_offline_packing=true`" in diagnostic.message
+    assert diagnostic.code == "SBL303" and "`dataset.enable_offline_packing=true`" in said(diagnostic)
 
 
 def test_a_packing_step_in_the_job_puts_the_packed_files_under_nemo_home():
     (diagnostic,) = found(fixture("bridge_sft_prepared_packing.sh"))
     assert diagnostic.code == "SBL303"
-    assert "the packing step `prepare_packed_sequences.py`" in diagnostic.message
+    assert "the packing step `prepare_packed_sequences.py`" in said(diagnostic)
     fixed = fix_text(fixture("bridge_sft_prepared_packing.sh"), ["SBL303"], unsafe=True)
     assert 'export HF_HOME=$WORK/cache/huggingface\nexport NEMO_HOME="$WORK/cache/nemo"\n' in fixed
     assert codes(fixed) == []
@@ -542,7 +542,7 @@ def test_cache_not_exported_is_fixed_by_exporting():
     guarded = "bash -c 'if [ \"$SLURM_LOCALID\" = 0 ]; then uv sync; fi'\n"
     text = HEADER.replace("export UV_CACHE_DIR", "UV_CACHE_DIR") + STEP + guarded
     (diagnostic,) = found(text)
-    assert diagnostic.code == "SBL304" and "not exported" in diagnostic.message
+    assert diagnostic.code == "SBL304" and "not exported" in said(diagnostic)
     fixed = fix_text(text, ["SBL304"], unsafe=True)
     assert fixed == text.replace("UV_CACHE_DIR=", "export UV_CACHE_DIR=")
 
@@ -621,7 +621,7 @@ def test_slurm_log_files_in_a_renamed_mount_are_no_batch_shell_use():
         "cp run.yaml /scratch/team/experiments/pretrain/configs/run.yaml\nsrun --output",
     )
     (finding,) = [d for d in found(staged) if d.code == "SBL302"]
-    assert "the batch shell uses `/scratch/team/experiments/pretrain/configs/run.yaml`" in finding.message
+    assert "the batch shell uses `/scratch/team/experiments/pretrain/configs/run.yaml`" in said(finding)
 
 
 def test_repeated_container_mounts_are_one_list_after_the_fix():
@@ -630,8 +630,8 @@ def test_repeated_container_mounts_are_one_list_after_the_fix():
     text = fixture("repeated_mounts.sh")
     (finding,) = [d for d in lint_text(text, ["SBL310"]) if d.code == "SBL310"]
     assert finding.severity.value == "error"
-    assert "only the last one (`/lustre/datasets:/lustre/datasets`)" in finding.message
-    assert "`/lustre/fsw/team/llama:/lustre/fsw/team/llama` is not mounted" in finding.message
+    assert "only the last one (`/lustre/datasets:/lustre/datasets`)" in said(finding)
+    assert "`/lustre/fsw/team/llama:/lustre/fsw/team/llama` is not mounted" in said(finding)
     fixed = fix_text(text, ["SBL310"])
     assert fixed.count("--container-mounts") == 1
     assert '--container-mounts="$WORKSPACE:$WORKSPACE,/lustre/datasets:/lustre/datasets" \\\n' in fixed
@@ -682,15 +682,15 @@ def test_default_home_cache_depends_on_the_sites_home_mounting():
     base = HEADER.replace("export HF_HOME=/lustre/fsw/alice/cache/huggingface\n", "")
     launch = STEP + "python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B\n"
     (site,) = found(base + launch)
-    assert "depends on the site" in site.message and "`--container-mount-home`" in site.message
+    assert "depends on the site" in said(site) and "`--container-mount-home`" in said(site)
     (off,) = found(base + launch.replace("srun ", "srun --no-container-mount-home "))
-    assert "depends on the site" not in off.message
-    assert "the default `~/.cache/huggingface` inside the container" in off.message
+    assert "depends on the site" not in said(off)
+    assert "the default `~/.cache/huggingface` inside the container" in said(off)
     assert codes(base + launch.replace("srun ", "srun --container-mount-home ")) == []
     # an explicit ~/.cache path gets the same treatment
     explicit = base + "export HF_HOME=~/.cache/huggingface\n" + launch
     (home,) = found(explicit)
-    assert home.code == "SBL304" and "depends on the site" in home.message
+    assert home.code == "SBL304" and "depends on the site" in said(home)
     assert codes(explicit.replace("srun ", "srun --container-mount-home ")) == []
 
 
@@ -860,8 +860,8 @@ def test_a_variable_the_image_sets_wins_over_the_host_export():
     text = HEADER + launch
     assert "SBL304" not in codes(text)  # without the setting: the exported shared HF_HOME
     (finding,) = [d for d in found(text, settings) if d.code == "SBL304"]
-    assert "the image sets `HF_HOME` to `/root/.cache/huggingface`" in finding.message
-    assert "wins over the script's `/lustre/fsw/alice/cache/huggingface`" in finding.message
+    assert "the image sets `HF_HOME` to `/root/.cache/huggingface`" in said(finding)
+    assert "wins over the script's `/lustre/fsw/alice/cache/huggingface`" in said(finding)
     assert finding.fix is None
     # named in --container-env: the host's value reaches the task
     listed = text.replace("srun --container-image", "srun --container-env=HF_HOME --container-image")
@@ -885,16 +885,16 @@ def test_pyxis_container_mount_home_and_env_from_the_environment():
     base = HEADER.replace("export HF_HOME=/lustre/fsw/alice/cache/huggingface\n", "")
     launch = STEP + "python examples/conversion/convert_checkpoints.py --hf-model meta-llama/Llama-3.1-8B\n"
     (site,) = found(base + launch)
-    assert "depends on the site" in site.message
+    assert "depends on the site" in said(site)
     for on in ("1", "true", "yes", "y"):
         assert codes(base + f"export PYXIS_CONTAINER_MOUNT_HOME={on}\n" + launch) == [], on
     (off,) = found(base + "export PYXIS_CONTAINER_MOUNT_HOME=no\n" + launch)
-    assert "depends on the site" not in off.message and "inside the container" in off.message
+    assert "depends on the site" not in said(off) and "inside the container" in said(off)
     # a value pyxis ignores, an unexported one, and a flag on the step, which wins
-    assert "depends on the site" in found(base + "export PYXIS_CONTAINER_MOUNT_HOME=on\n" + launch)[0].message
-    assert "depends on the site" in found(base + "PYXIS_CONTAINER_MOUNT_HOME=1\n" + launch)[0].message
+    assert "depends on the site" in said(found(base + "export PYXIS_CONTAINER_MOUNT_HOME=on\n" + launch)[0])
+    assert "depends on the site" in said(found(base + "PYXIS_CONTAINER_MOUNT_HOME=1\n" + launch)[0])
     flagged = base + "export PYXIS_CONTAINER_MOUNT_HOME=1\n" + launch.replace("srun ", "srun --no-container-mount-home ")
-    assert "inside the container" in found(flagged)[0].message
+    assert "inside the container" in said(found(flagged)[0])
     # PYXIS_CONTAINER_ENV names the variables whose host value wins over the image's
     settings = {"image_environment": {"registry.example.com/team/*": {"HF_HOME": "/root/.cache/huggingface"}}}
     image = HEADER + (

@@ -51,13 +51,6 @@ from sbatchlint import registry  # noqa: E402
 
 FIRST_LINE = 100  # characters: what a finding says first; the rest goes into its help and notes
 
-# Rules whose findings still say everything in their first line, longer than FIRST_LINE: each is
-# to be cut into a first line and help/note lines. The list only shrinks: a rule that complies
-# fails the test below until it is taken off.
-TOO_LONG = frozenset({
-    "SBL301", "SBL302", "SBL303", "SBL304", "SBL305", "SBL306", "SBL307", "SBL308", "SBL309", "SBL310",
-})
-
 
 def _findings(rule):
     path = "script.py" if rule.language == "python" else "job.sh"
@@ -73,10 +66,7 @@ RULES = [pytest.param(rule, id=rule.code) for rule in registry.all_rules()]
 @pytest.mark.parametrize("rule", RULES)
 def test_first_line_of_every_finding_fits(rule):
     long = [d.message for d in _findings(rule) if len(d.message) > FIRST_LINE or "\n" in d.message]
-    if rule.code in TOO_LONG:
-        assert long, f"{rule.code} complies now: take it off TOO_LONG"
-    else:
-        assert not long, f"{rule.code}: first lines over {FIRST_LINE} characters (put the rest in help/notes): {long}"
+    assert not long, f"{rule.code}: first lines over {FIRST_LINE} characters (put the rest in help/notes): {long}"
 
 
 def test_help_and_notes_are_printed_after_the_frame():

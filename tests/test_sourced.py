@@ -19,7 +19,7 @@ from sbatchlint.model.script import Script
 from sbatchlint.model.sourced import MAX_BYTES
 from sbatchlint.plan import Planner
 from sbatchlint.source import Source
-from lintutil import options
+from lintutil import options, said
 
 HEADER = """\
 #!/bin/bash
@@ -67,7 +67,7 @@ def test_a_cache_set_in_a_sourced_file_is_checked_where_it_is_set(tmp_path):
     job = write(tmp_path, {"job.sh": HEADER + "source ./site.sh\n" + STEP, "site.sh": "export HF_HOME=/tmp/hf\n"})
     (diagnostic,) = findings(job)
     assert diagnostic.code == "SBL304"
-    assert "`HF_HOME` is `/tmp/hf`, a directory local" in diagnostic.message
+    assert "`HF_HOME` is `/tmp/hf`, a directory local" in said(diagnostic)
     # reported where the file sets it, with no fix (--fix edits only the files it is given)
     assert diagnostic.path == str(tmp_path / "site.sh") and diagnostic.fix is None
     assert (tmp_path / "site.sh").read_bytes()[diagnostic.span.start:diagnostic.span.end] == b"HF_HOME=/tmp/hf"
@@ -82,7 +82,7 @@ def test_a_cache_set_in_a_sourced_file_is_checked_where_it_is_set(tmp_path):
 def test_a_source_the_model_cannot_read_leaves_its_variables_unknown(tmp_path):
     bare = write(tmp_path, {"job.sh": HEADER + STEP})
     (diagnostic,) = findings(bare)
-    assert "`HF_HOME` is not set by the script" in diagnostic.message
+    assert "`HF_HOME` is not set by the script" in said(diagnostic)
     for line in ("source ./missing.sh\n", 'source "$SITE_CONFIG"\n', 'source "$(dirname "$0")/site.sh"\n',
                  "source ~/.bashrc\n"):
         job = write(tmp_path, {"job.sh": HEADER + line + STEP})
@@ -190,7 +190,7 @@ def test_no_fix_rewrites_the_source_line(tmp_path):
     text = HEADER + "source ./site.sh\n" + STEP
     job = write(tmp_path, {"job.sh": text, "site.sh": "HF_HOME=/lustre/fsw/alice/hf\n"})
     (diagnostic,) = findings(job)
-    assert "set but not exported" in diagnostic.message
+    assert "set but not exported" in said(diagnostic)
     result = fix(Source(job.read_bytes(), str(job)), options(["ALL"]), unsafe=True)
     assert b"source ./site.sh\n" in result.data and b"export source" not in result.data
 
@@ -253,7 +253,7 @@ def test_an_unread_source_after_an_assignment_may_replace_it(tmp_path):
     # set after the unread file: the script's own value holds
     after = write(tmp_path, {"job.sh": HEADER + 'source "$SITE_ENV"\nexport HF_HOME=/tmp/hf\n' + STEP})
     (diagnostic,) = findings(after)
-    assert "`HF_HOME` is `/tmp/hf`" in diagnostic.message
+    assert "`HF_HOME` is `/tmp/hf`" in said(diagnostic)
     # the batch shell's value of a listed variable, likewise
     job = write(tmp_path, {"job.sh": HEADER + 'RUN=a\nsource "$SITE_ENV"\nsrun python train.py --run "$RUN"\n'})
     plan = Planner(Source(job.read_bytes(), str(job)), findings=False).build()
@@ -288,7 +288,8 @@ def test_a_finding_in_a_sourced_file_is_reported_once_at_its_line(tmp_path):
     assert found[0]["fix"] is None and found[0]["notes"][-1] == "`job.sh` sources this file at line 6"
     # the text format's code frame shows the sourced file's lines, its secret masked
     result = run_cli(tmp_path, "--select", "SBL304", "job.sh", "eval.sh")
-    assert result.output.startswith("site.sh:3:8: SBL304 `HF_HOME` is `/tmp/hf-cache`")
+    assert result.output.startswith("site.sh:3:8: SBL304 `HF_HOME` is not shared by the nodes of this multi-node step")
+    assert "= note: `HF_HOME` is `/tmp/hf-cache`" in result.output
     assert "3 | export HF_HOME=/tmp/hf-cache" in result.output
     assert "hf_QmVy" not in result.output and "Found 1 problem (1 warning) in 1 file." in result.output
 
@@ -438,7 +439,7 @@ def test_a_file_the_task_string_sources_gives_the_task_its_cache(tmp_path):
     (tmp_path / "conf" / "task.env").write_text("# what each task exports\nexport HF_HOME=/tmp/hf\n")
     job = task_job(tmp_path, f"source {tmp_path}/conf/task.env && ")
     (diagnostic,) = findings(job)
-    assert diagnostic.code == "SBL304" and "`HF_HOME` is `/tmp/hf`" in diagnostic.message
+    assert diagnostic.code == "SBL304" and "`HF_HOME` is `/tmp/hf`" in said(diagnostic)
     assert diagnostic.path == str(tmp_path / "conf" / "task.env") and diagnostic.fix is None
     assert (tmp_path / "conf" / "task.env").read_bytes()[diagnostic.span.start:diagnostic.span.end] == b"HF_HOME=/tmp/hf"
     # pointing at the shared filesystem: nothing to report; the task sees that value

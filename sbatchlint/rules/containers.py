@@ -283,14 +283,16 @@ class PathNotMounted(Rule):
             consequence = "the cache is written inside the container, separately on every node, and lost when the step ends"
         else:
             consequence = "it does not exist inside the container, so the task fails or its output stays in the container and is lost"
-        message = (
-            f"`{path.text}` ({what}) is on the shared filesystem but no `--container-mounts` destination of this "
-            f"step covers it (mounted: {mounted}): {consequence}"
-        )
+        message = f"`{path.text}` ({what}) is not mounted in the container"
+        notes = [
+            "it is on the shared filesystem but no `--container-mounts` destination of this step covers it "
+            f"(mounted: {mounted})",
+            consequence,
+        ]
         other = container.mount_from(path)
         if other is not None and other.same_path is False:
             rest = normalize(path.directory)[len(normalize(other.source.text)) :]
-            message += f"; the mount `{other.text}` shows it at `{normalize(other.destination.text) + rest}` instead"
+            notes.append(f"the mount `{other.text}` shows it at `{normalize(other.destination.text) + rest}` instead")
         directory = path.directory
         return self.report(
             script,
@@ -298,6 +300,7 @@ class PathNotMounted(Rule):
             message,
             label="not mounted in the container",
             help=f"mount it (or a directory above it) at the same path: `--container-mounts=…,{directory}:{directory}`",
+            notes=notes,
         )
 
 
@@ -411,11 +414,13 @@ class MountPathDiffers(Rule):
                 yield self.report(
                     script,
                     mount.span,
-                    f"`{normalize(source.text)}` is mounted at `{normalize(destination.text)}`: the batch shell uses "
-                    f"`{host.path.text}`, which the task sees as `{seen_as}`; a path written on one side "
-                    "(logs, checkpoints, configs) names nothing on the other",
+                    f"`{normalize(source.text)}` is mounted at another path, `{normalize(destination.text)}`",
                     label="mounted under another path",
                     help=f"mount it at its own path: `{normalize(source.text)}:{normalize(source.text)}`",
+                    notes=(
+                        f"the batch shell uses `{host.path.text}`, which the task sees as `{seen_as}`",
+                        "a path written on one side (logs, checkpoints, configs) names nothing on the other",
+                    ),
                 )
 
 
@@ -900,11 +905,16 @@ class NemoHomeNotShared(Rule):
             yield self.report(
                 script,
                 span,
-                f"multi-node fine-tuning ({why}, {prepared}): {problem}; packed data prepared on the first node is missing on the "
-                "others, whose ranks fail with `TypeError: 'NoneType' object is not an iterator`",
+                "`NEMO_HOME` is not shared by the nodes of this multi-node fine-tuning",
                 fix,
                 label="NEMO_HOME not shared",
                 help="export NEMO_HOME on the shared filesystem (and mount it), e.g. next to HF_HOME",
+                notes=(
+                    f"the job fine-tunes on packed data ({why}, {prepared})",
+                    problem,
+                    "packed data prepared on the first node is missing on the others, whose ranks fail with "
+                    "`TypeError: 'NoneType' object is not an iterator`",
+                ),
                 origin=_setting_origin(setting),
             )
             return
@@ -1061,10 +1071,14 @@ class CacheNotShared(Rule):
                 yield self.report(
                     script,
                     span,
-                    f"{problem}: every node {what} separately into its container, which can run out of space "
-                    "(`No space left on device`)",
+                    f"`{name}` is not shared by the nodes of this multi-node step",
                     fix,
                     label=f"{name} not shared",
+                    notes=(
+                        problem,
+                        f"every node {what} separately into its container, which can run out of space "
+                        "(`No space left on device`)",
+                    ),
                     help=f"export {name} on the shared filesystem and mount it into the container",
                     origin=_setting_origin(setting),
                 )
@@ -1127,16 +1141,16 @@ class MountsWithoutImage(Rule):
                 continue  # a file the model cannot read may export PYXIS_CONTAINER_IMAGE
             step = container.step
             opt = container.mount_options[0]
-            note = ""
+            notes = ["pyxis ignores the mounts and the task runs on the host"]
             if _header_has(script, option_table.CONTAINER_IMAGE):
-                note = " (the `#SBATCH --container-image` containerizes only the batch step)"
+                notes.append("the `#SBATCH --container-image` containerizes only the batch step")
             yield self.report(
                 script,
                 _option_span(opt, step),
-                "`--container-mounts` on a step with neither `--container-image` nor `--container-name`: pyxis "
-                f"ignores the mounts and the task runs on the host{note}",
+                "`--container-mounts` on a step with neither `--container-image` nor `--container-name`",
                 label="ignored without an image",
                 help="give this srun the same --container-image as the other steps, or drop the mounts",
+                notes=notes,
             )
 
 
@@ -1237,16 +1251,16 @@ class ContainerStepWithoutMounts(Rule):
                 continue  # a self-contained image: a benchmark or a program of its own
             opt = container.image or container.name
             assert opt is not None
-            note = ""
+            notes = ["the repository, data, caches and logs on the shared filesystem are invisible inside the container"]
             if _header_has(script, option_table.CONTAINER_MOUNTS):
-                note = "; the `#SBATCH --container-mounts` does not reach `srun` steps"
+                notes.append("the `#SBATCH --container-mounts` does not reach `srun` steps")
             yield self.report(
                 script,
                 _option_span(opt, container.step),
-                "containerized step without `--container-mounts`: the repository, data, caches and logs on the shared "
-                f"filesystem are invisible inside the container{note}",
+                "containerized step without `--container-mounts`",
                 label="no mounts",
                 help="add --container-mounts=SRC:DST for the shared directories the task uses (same path on both sides)",
+                notes=notes,
             )
 
 
@@ -1577,19 +1591,23 @@ class ConcurrentUvSync(Rule):
                 offset, indent = place
                 newline = script.source.preferred_newline()
                 fix = Fix.safe("run `uv sync` once in a single task before the step", Edit.insert(offset, indent + text + newline))
-            what = "`uv sync`" if sync.kind == "sync" else "`uv run` (which syncs the environment first)"
+            what = "`uv sync`" if sync.kind == "sync" else "`uv run`"
             shape = geometry(script, step)
-            tasks = f"all {shape.ntasks.value} tasks" if shape.ntasks.value else "every task"
+            count = shape.ntasks.value
+            tasks = "both tasks" if count == 2 else f"all {count} tasks" if count else "every task"
+            run = "run" if count else "runs"  # every task runs, all 16 tasks run
+            notes = [] if sync.kind == "sync" else ["`uv run` syncs the environment first"]
+            notes.append("they race on the shared uv cache and virtual environment")
             uv_word = sync.command.argv[sync.command.begin]
             span = site_span(uv_word.pieces, command_pieces(step.command)) or step.srun_word.span
             yield self.report(
                 script,
                 span,
-                f"{tasks} of this multi-node step run {what} at once, with no single-task warm-up before it: they race "
-                "on the shared uv cache and virtual environment",
+                f"{tasks} of this multi-node step {run} {what} at once, with no single-task warm-up before it",
                 fix,
                 label="concurrent uv sync",
                 help="run `srun --nodes=1 --ntasks=1 <same container flags> uv sync` first, then `uv run --no-sync`",
+                notes=notes,
             )
 
 
@@ -1798,11 +1816,13 @@ class MlmMissingPythonpath(Rule):
             yield self.report(
                 script,
                 span,
-                f"`{posixpath.basename(path)}` from `{MLM_DIR}` runs without `{MLM_DIR}` on `PYTHONPATH`: the container's "
-                "own megatron-core is imported instead (`ModuleNotFoundError: No module named 'megatron.core.…'` or "
-                "mismatched code)",
+                f"`{posixpath.basename(path)}` from `{MLM_DIR}` runs without `{MLM_DIR}` on `PYTHONPATH`",
                 _mlm_fix(script, analysis, launch),
                 label="PYTHONPATH lacks 3rdparty/Megatron-LM",
+                notes=(
+                    "the container's own megatron-core is imported instead (`ModuleNotFoundError: No module named "
+                    "'megatron.core.…'` or mismatched code)",
+                ),
                 help="prefix the command with `PYTHONPATH=$WORKDIR/3rdparty/Megatron-LM:${PYTHONPATH:-}` (escape `$` inside a task string)",
             )
 
@@ -2016,11 +2036,11 @@ class StaleExperimentDir(Rule):
             yield self.report(
                 script,
                 span,
-                "Bridge training starts with no `rm -rf nemo_experiments` before it and no resume setting: a checkpoint "
-                "left in `nemo_experiments` by an earlier run is silently resumed",
+                "Bridge training starts with no `rm -rf nemo_experiments` before it and no resume setting",
                 fix,
                 label="may resume a stale checkpoint",
                 help="remove nemo_experiments before the launch, or resume on purpose with checkpoint.load=…",
+                notes=("a checkpoint left in `nemo_experiments` by an earlier run is silently resumed",),
             )
 
     def _fix(self, script, analysis: Containers, launch: Run, directory: Optional[Value], where: str) -> Optional[Fix]:
@@ -2228,11 +2248,14 @@ class RepeatedContainerMounts(Rule):
             yield self.report(
                 script,
                 _option_span(flags[0], step),
-                f"`--container-mounts` is given {len(flags)} times on this step: the remote side, where pyxis "
-                f"builds the container, receives only the last one ({kept}), so {lost} is not mounted",
+                f"`--container-mounts` is given {len(flags)} times on this step: only the last one counts",
                 _merged_mounts(script, step, flags),
                 label="repeated --container-mounts",
                 help="give one comma-separated list: `--container-mounts=SRC:DST,SRC2:DST2`",
+                notes=(
+                    f"the remote side, where pyxis builds the container, receives only the last one ({kept}), so "
+                    f"{lost} is not mounted",
+                ),
             )
 
     def _loop_built(self, script, step: Step, loop) -> Diagnostic:
@@ -2243,20 +2266,25 @@ class RepeatedContainerMounts(Rule):
                 script,
                 loop.span,
                 f"the loop on line {line} appends one `--container-mounts` to `${loop.variable}` for each of its "
-                f"{loop.count} entries: the remote side, where pyxis builds the container, receives only the "
-                "last flag, so every mount but the last entry's is lost",
+                f"{loop.count} entries",
                 label="one --container-mounts per entry",
                 help="append the entries to one comma-separated list and give `--container-mounts` once, after the loop",
+                notes=(
+                    "the remote side, where pyxis builds the container, receives only the last flag, so every mount "
+                    "but the last entry's is lost",
+                ),
             )
         return self.report(
             script,
             loop.span,
-            f"the loop on line {line} appends one `--container-mounts` to `${loop.variable}` for each entry{listed}: "
-            "when the list holds two or more entries, pyxis receives only the last flag and every other mount "
-            "is lost",
+            f"the loop on line {line} appends one `--container-mounts` to `${loop.variable}` for each entry{listed}",
             label="one --container-mounts per entry",
             help="append the entries to one comma-separated list and give `--container-mounts` once, after the loop",
             severity=Severity.WARNING,
+            notes=(
+                "when the list holds two or more entries, pyxis receives only the last flag and every other mount is "
+                "lost",
+            ),
         )
 
 
