@@ -158,7 +158,7 @@ def test_loop_built_mount_flags_over_an_unknown_list_are_a_warning():
     )
     (finding,) = [d for d in lint_text(text, ["SBL310"]) if d.code == "SBL310"]
     assert finding.severity.value == "warning" and finding.fix is None
-    assert "each entry of `$EXTRA_MOUNTS`" in finding.message
+    assert "per entry of `$EXTRA_MOUNTS`" in finding.message
     assert "two or more entries" in said(finding)
     one_entry = text.replace("$EXTRA_MOUNTS", "/lustre/datasets:/lustre/datasets")
     assert not lint_text(one_entry, ["SBL310"])

@@ -2277,7 +2277,7 @@ class RepeatedContainerMounts(Rule):
         return self.report(
             script,
             loop.span,
-            f"the loop on line {line} appends one `--container-mounts` to `${loop.variable}` for each entry{listed}",
+            f"the loop on line {line} appends a `--container-mounts` to `${loop.variable}` per entry{listed}",
             label="one --container-mounts per entry",
             help="append the entries to one comma-separated list and give `--container-mounts` once, after the loop",
             severity=Severity.WARNING,
