@@ -9,8 +9,8 @@
   document, and a ``# sbatchlint: disable=CODE`` comment for the finding's line (``noqa.py``).
 - Hover: an ``#SBATCH`` or srun option (``options.describe``), and a rule code in a suppression
   comment (the rule's page).
-- Settings: ``initializationOptions`` and ``workspace/didChangeConfiguration`` take ``check``'s
-  options (``config``, ``isolated``, ``select``, ``extendSelect``, ``ignore``, ``unsafeFixes``,
+- Settings: ``initializationOptions``, ``workspace/didChangeConfiguration`` and, from a client
+  that answers it, ``workspace/configuration`` (section ``sbatchlint``) take ``check``'s options (``config``, ``isolated``, ``select``, ``extendSelect``, ``ignore``, ``unsafeFixes``,
   ``slurmVersion``, ``shellcheck``) with the same meaning; one that is not understood is said in a
   ``window/showMessage`` line and left at its default.
 
@@ -230,6 +230,7 @@ class SbatchlintServer(LanguageServer):
         self.linted: Dict[str, Linted] = {}
         self.pending: Dict[str, asyncio.TimerHandle] = {}
         self.settings: Optional[Settings] = None  # None: as ``check`` with no options
+        self.initialization_options = None
 
     def configure(self, raw) -> None:
         """Take the editor's settings; say in one line each what was not understood. A configuration
@@ -305,14 +306,41 @@ server = SbatchlintServer()
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: SbatchlintServer, params: types.InitializeParams) -> None:
+    ls.initialization_options = params.initialization_options
     ls.configure(params.initialization_options)
 
 
+async def pull_settings(ls: SbatchlintServer) -> None:
+    """Ask a client that answers ``workspace/configuration`` for its ``sbatchlint`` section (the
+    pull model of VS Code's language client), take it, and lint the open documents again."""
+    workspace = ls.client_capabilities.workspace
+    if workspace is None or not workspace.configuration:
+        return
+    try:
+        answer = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="sbatchlint")]))
+    except Exception:  # a client that fails the request keeps the settings it gave before
+        return
+    if not answer or not answer[0]:
+        return
+    ls.configure(answer[0])
+    for uri in list(ls.workspace.text_documents):
+        ls.lint(uri)
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: SbatchlintServer, params: types.InitializedParams) -> None:
+    if not ls.initialization_options:
+        await pull_settings(ls)
+
+
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-def did_change_configuration(ls: SbatchlintServer, params: types.DidChangeConfigurationParams) -> None:
-    """New settings replace the editor's earlier ones (an empty or missing object changes nothing),
-    and every open document is linted again with them."""
+async def did_change_configuration(ls: SbatchlintServer, params: types.DidChangeConfigurationParams) -> None:
+    """New settings replace the editor's earlier ones, and every open document is linted again with
+    them. Without settings in the notification, a client that answers ``workspace/configuration``
+    is asked; otherwise nothing changes."""
     if not params.settings:
+        await pull_settings(ls)
         return
     ls.configure(params.settings)
     for uri in list(ls.workspace.text_documents):

@@ -311,3 +311,22 @@ async def test_the_readmes_vs_code_settings_are_understood(client: LanguageClien
     uri = await open_document(client, tmp_path / "job.sh", text)
     assert client.messages == []  # every setting understood
     assert "SBL011" not in by_code(client, uri)
+
+
+@pytest.mark.asyncio
+async def test_settings_are_asked_of_a_client_that_answers_workspace_configuration(client: LanguageClient, tmp_path):
+    client.set_configuration({"ignore": ["SBL003"]}, section="sbatchlint")
+    await client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(configuration=True)),
+        root_uri=tmp_path.as_uri(), process_id=os.getpid()))
+    uri = await open_document(client, tmp_path / "job.sh", JOB)
+    # the server asks once the session is initialized, and lints the open document again with the answer
+    deadline = asyncio.get_running_loop().time() + 60
+    while "SBL003" in by_code(client, uri) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    assert "SBL003" not in by_code(client, uri) and "SBL900" in by_code(client, uri)
+    # a change notification without settings: the server asks again
+    client.set_configuration({"select": ["SBL003"]}, section="sbatchlint")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await published(client)
+    assert set(by_code(client, uri)) == {"SBL003"}
