@@ -2548,12 +2548,13 @@ class ContainerStartsInImageWorkdir(Rule):
                 yield self.report(
                     script,
                     span,
-                    f"`{entry.name}` is resolved in the image's WORKDIR `{workdir}`: no `--container-workdir`",
+                    f"`{entry.name}` is resolved in the image's WORKDIR `{workdir}`",
                     fix,
                     label=f"resolved in {workdir}",
                     help='add `--container-workdir="$PWD"` (the directory must be mounted at the same path), or give the absolute path',
                     notes=(
-                        f"pyxis starts the task in the image's WORKDIR, not in the batch shell's directory{where_batch}",
+                        "the step gives no `--container-workdir`: pyxis starts the task in the image's WORKDIR, not in "
+                        f"the batch shell's directory{where_batch}",
                         f"so it looks for `{posixpath.join(workdir, entry.name)}`",
                     ),
                 )
@@ -2562,13 +2563,14 @@ class ContainerStartsInImageWorkdir(Rule):
                 yield self.report(
                     script,
                     span,
-                    f"`{entry.name}` is resolved in the image's WORKDIR, if it sets one: no `--container-workdir`",
+                    f"`{entry.name}` is resolved in the image's WORKDIR, if it sets one",
                     fix,
                     label="depends on the image's WORKDIR",
                     help='add `--container-workdir="$PWD"` (the directory must be mounted at the same path), or list the image in `image-workdirs`',
                     severity=Severity.INFO,
                     notes=(
-                        f"if {what} sets a WORKDIR (NGC images use `/workspace`), pyxis starts the task there, not in "
+                        f"the step gives no `--container-workdir`: if {what} sets a WORKDIR (NGC images use `/workspace`), "
+                        "pyxis starts the task there, not in "
                         f"the batch shell's directory{where_batch}, and `{entry.name}` is not found",
                     ),
                 )
