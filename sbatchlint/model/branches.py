@@ -8,6 +8,8 @@ values it was not shown for all there are. ``step_alternatives(script, step)`` r
 alternative of the words before the task command (the primary one too: the step's geometry
 reads a count that differs between alternatives as unknown), so a rule can check every branch's step
 and name the branch that triggers a finding (``describe_branch``): "the `else` branch (line 9)".
+``branch_of(script, launch, variant)`` names the branch that writes one alternative of a launch
+(``Launch.variants`` and ``Launch.others``): where the pieces only that alternative has are written.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from .steps import Command, Step
 from .values import Value, Word, split_value
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .launch import Launch
     from .script import Script
 
 
@@ -69,6 +72,26 @@ def _build(script: "Script", step: Step) -> List[StepAlternative]:
             out.append(StepAlternative(other, describe_branch(script, alternative)))
         index = end
     return out
+
+
+def variant_branch(script: "Script", launch: "Launch", variant: "Launch") -> Optional[str]:
+    """The branch that writes a variant of a launch (its words under another alternative)
+    differently from the launch's: where the pieces only the variant has are written."""
+    own = {p.span for w in launch.command.argv for p in w.pieces if p.span is not None}
+    for word in variant.command.argv:
+        differing = tuple(p for p in word.pieces if p.span is not None and p.span not in own and p.known and p.text.strip())
+        if differing:
+            return describe_branch(script, Value(differing))
+    return None
+
+
+def branch_of(script: "Script", launch: "Launch", variant: "Launch") -> Optional[str]:
+    """The branch that writes ``variant`` (one of the launch's ``variants`` or ``others``); for
+    the launch itself, the branch its own words come from, told from the other alternatives'."""
+    if variant is not launch:
+        return variant_branch(script, launch, variant)
+    others = [v for v in launch.variants + launch.others if v is not launch]
+    return next((w for w in (variant_branch(script, v, launch) for v in others) if w), None)
 
 
 _CONDITION_LIMIT = 40

@@ -26,7 +26,9 @@ unknown, and every question below answers None for it rather than guess.
 
 Alternatives: a step inside ``for CONFIG in "${CONFIGS[@]}"`` runs once per configuration. Each
 launch keeps ``variants``: the same launch under every combination of alternative values the model
-sees (loop iterations kept together), the primary (most recent) one last. ``certain_number``
+sees (loop iterations kept together), the primary (most recent) one last; ``others`` holds the
+launches other alternatives write with another launcher (``python`` in one branch, ``torchrun``
+in another), so a rule can name the branch a finding depends on. ``certain_number``
 answers only when every variant agrees; ``configurations`` lists each loop configuration.
 
 Entry point: ``launches(script)`` (``Script.launches``, computed once) and
@@ -290,6 +292,9 @@ class Launch:
     unparsed: bool = False  # the task string holding it has a parse error: nothing about it is reliable
     index: int = 0  # argv index of the first launcher word
     variants: List["Launch"] = field(default_factory=list)  # every alternative, primary last
+    # the launches other alternatives write with another launcher (``python`` in one branch,
+    # ``torchrun`` in another): not variants of this one, kept so a rule can name that branch
+    others: List["Launch"] = field(default_factory=list)
     workdir: Optional[str] = None  # the working directory the task starts in, when known
 
     # -- where it is ------------------------------------------------------------------------------
@@ -987,22 +992,24 @@ def build_launches(script: "Script") -> List[Launch]:
                 launch.unparsed = True
                 launch.options_incomplete = True
             variants: List[Launch] = []
+            others: List[Launch] = []
             if command.in_string:
-                for other in _string_variants(script, step, index):
-                    variant = recognise(step, _inherited(script, step, other), workdir)
-                    if variant is not None and variant.kind == launch.kind:
-                        variants.append(variant)
+                found = [recognise(step, _inherited(script, step, other), workdir) for other in _string_variants(script, step, index)]
             else:
-                for argv in _argv_variants(command.argv):
-                    other = Command(command.node, argv, command.env, command.in_string, step)
-                    variant = recognise(step, other, workdir)
-                    if variant is not None and variant.kind == launch.kind:
-                        variants.append(variant)
+                found = [
+                    recognise(step, Command(command.node, argv, command.env, command.in_string, step), workdir)
+                    for argv in _argv_variants(command.argv)
+                ]
+            for variant in found:
+                if variant is not None:
+                    (variants if variant.kind == launch.kind else others).append(variant)
             # the last variant is the primary alternative: the launch itself
             variants = variants[:-1] + [launch]
             launch.variants = variants
+            launch.others = others
             for variant in variants:
                 variant.variants = variants
+                variant.others = others
             out.append(launch)
     return out
 

@@ -33,7 +33,7 @@ from ..model.launch import (
 from .. import budget
 from ..budget import Unkept
 from ..model import placement, variables
-from ..model.branches import describe_branch, step_alternatives
+from ..model.branches import branch_of, step_alternatives, variant_branch
 from ..model.steps import Step, task_wrapper_index
 from ..model.variables import TASK_COUNT_VARIABLES
 from ..model.tasks import tasks_running
@@ -508,15 +508,6 @@ def _dynamic_rendezvous(launch: Launch) -> Optional[bool]:
     return backend.value.text in DYNAMIC_BACKENDS and launch.option("rdzv_endpoint") is not None
 
 
-def _variant_branch(script, launch: Launch, variant: Launch) -> Optional[str]:
-    """The branch that writes a variant's words differently from the launch's, when there is one."""
-    own = {p.span for w in launch.command.argv for p in w.pieces if p.span is not None}
-    for word in variant.command.argv:
-        if any(p.span is not None and p.span not in own and p.known and p.text.strip() for p in word.pieces):
-            return describe_branch(script, word.value)
-    return None
-
-
 def _option_value_span(opt) -> Optional[Span]:
     """The source bytes of a step option's value, written literally at the step."""
     word = opt.words[-1]
@@ -546,6 +537,10 @@ class PreferSrunNative(Rule):
         Bridge directory in sight) is left alone: it needs torchrun's variables. More entry points
         can be declared with the `bridge-entry-points` setting (globs over the script path or the
         module name).
+        When the launcher or the entry point comes from a variable the script sets differently
+        in branches (`torchrun` in an `if`, `python` in its `else`), the launch each branch
+        writes is checked, and a finding that only one branch triggers names it (without a
+        migration: the launcher is chosen in that branch).
     """
     why = """
         Bridge initializes torch.distributed from Slurm's own variables (`SLURM_PROCID`,
@@ -668,11 +663,21 @@ class PreferSrunNative(Rule):
         ),
     ))
 
+    @staticmethod
+    def _bridge_through_launcher(script, launch: Launch) -> bool:
+        return (
+            launch.elastic
+            and launch.entry is not None
+            and not launch.unparsed
+            and classify(launch, script.settings) is Workload.BRIDGE
+        )
+
     def check(self, script) -> Iterator[Diagnostic]:
+        seen = set()
         for launch in launches(script):
-            if not launch.elastic or launch.entry is None or launch.unparsed:
-                continue
-            if classify(launch, script.settings) is not Workload.BRIDGE:
+            if not self._bridge_through_launcher(script, launch):
+                # the launch as another branch writes it (torchrun in an if, python in its else)
+                yield from self._branch(script, launch, seen)
                 continue
             from ..migrate import plan
 
@@ -694,6 +699,29 @@ class PreferSrunNative(Rule):
                     "(one task per GPU) and drop the launcher's node rank, node count and rendezvous",
                 ),
             )
+
+    def _branch(self, script, launch: Launch, seen: set) -> Iterator[Diagnostic]:
+        """One finding naming the first other branch whose launch starts a Bridge entry point
+        through torchrun (no fix: the edit would belong to that branch)."""
+        for variant in launch.variants + launch.others:
+            if variant is launch or not self._bridge_through_launcher(script, variant):
+                continue
+            branch = branch_of(script, launch, variant)
+            if branch is None or (launch.span, branch) in seen:
+                continue
+            seen.add((launch.span, branch))
+            assert variant.entry is not None
+            entry = ("-m " if variant.entry.kind == "module" else "") + variant.entry.name
+            yield self.report(
+                script,
+                launch.span,
+                f"Megatron-Bridge entry point `{variant.entry.name}` is launched through {_launcher_name(variant)} "
+                f"when the launch is written as in {branch}: Bridge sets up distributed from Slurm's variables, "
+                "so run it srun-native (one task per GPU)",
+                label="launcher not needed",
+                help=f"no automatic migration: the launcher is chosen in that branch; by hand: srun --ntasks-per-node=<GPUs per node> … uv run python {entry} …",
+            )
+            return
 
 
 # -- SBL103 ---------------------------------------------------------------------------------------
@@ -868,7 +896,7 @@ class TorchrunMissingNodeArgs(Rule):
                     if variant_dynamic is None:
                         continue
                     found = _missing_node_args(variant, variant_dynamic)
-                    where = _variant_branch(script, launch, variant) if found else None
+                    where = variant_branch(script, launch, variant) if found else None
                     if where is not None:
                         missing, branch = found, where
                         break
@@ -980,6 +1008,11 @@ class TasksGpusMismatch(Rule):
         the step gets (`--gpus-per-node`, `--gres=gpu:N`, `--gpus`, from the step or the header).
         srun-native: the tasks per node (when more than one). torchrun: `--nproc_per_node`
         (1 when not given; `gpu`/`auto` always match).
+        When the count comes from a variable the script sets differently in branches
+        (`NPROC=4` in an `if`, `NPROC=8` in its `else`; `SRUN_CMD` with different
+        `--ntasks-per-node`), each branch's launch or step is checked, and the finding names the
+        branch whose count differs from the GPUs (without a fix: the edit would belong to that
+        branch).
     """
     why = """
         One process drives one GPU. Fewer processes than GPUs leave GPUs idle while the job is
@@ -1103,7 +1136,10 @@ class TasksGpusMismatch(Rule):
             if option.known and option.text in ("gpu", "auto", "cuda"):
                 return
             nproc = launch.certain_number("nproc_per_node")
-            if nproc is None or nproc == gpus:
+            if nproc is None:
+                yield from self._elastic_branch(script, launch, gpus)
+                return
+            if nproc == gpus:
                 return
             span = option.span
             value_span = option.value_span()
@@ -1118,10 +1154,35 @@ class TasksGpusMismatch(Rule):
             notes=(self._consequence(nproc, gpus),),
         )
 
+    def _elastic_branch(self, script, launch: Launch, gpus: int) -> Iterator[Diagnostic]:
+        """The variants disagree on `--nproc_per_node` (set in an if and its else): one finding
+        naming the first branch whose count differs from the GPUs, without a fix."""
+        for variant in launch.variants:
+            option = variant.option("nproc_per_node")
+            if option is None:
+                continue  # SBL104 does not guess which variant lacks it on purpose
+            nproc = option.number
+            if nproc is None or nproc == gpus:
+                continue
+            branch = branch_of(script, launch, variant)
+            if branch is None:
+                continue
+            yield self.report(
+                script,
+                option.span if variant is launch else launch.span,
+                f"`{option.written}={nproc}` when it is written as in {branch}, but the step has {gpus} GPUs per node: "
+                f"{self._consequence(nproc, gpus)}",
+                label=f"{nproc} for {gpus} GPUs",
+            )
+            return
+
     def _native(self, script, launch: Launch, gpus: int, geo: Geometry) -> Iterator[Diagnostic]:
         layout = task_layout(script, launch.step)
         tasks = layout.per_node
-        if tasks is None or tasks <= 1 or tasks == gpus or launch.step.options_incomplete:
+        if launch.step.options_incomplete:
+            return
+        if tasks is None or tasks <= 1 or tasks == gpus:
+            yield from self._native_branch(script, launch)
             return
         fix = None
         help = None
@@ -1160,6 +1221,30 @@ class TasksGpusMismatch(Rule):
                 f"srun-native starts one process per task, so {self._consequence(tasks, gpus)}",
             ),
         )
+
+    def _native_branch(self, script, launch: Launch) -> Iterator[Diagnostic]:
+        """The step as another branch writes it (``SRUN_CMD`` set in an if and its else): one
+        finding naming the first branch whose tasks per node differ from its GPUs, without a fix."""
+        for alternative in step_alternatives(script, launch.step):
+            other = alternative.step
+            if alternative.branch is None or other.options_incomplete:
+                continue
+            geo = geometry(script, other)
+            gpus = geo.gpus_per_node.value
+            if not gpus or geo.gpus_per_task.value is not None:
+                continue
+            layout = task_layout(script, other)
+            tasks = layout.per_node
+            if tasks is None or tasks <= 1 or tasks == gpus:
+                continue
+            yield self.report(
+                script,
+                launch.span,
+                f"{tasks} tasks per node when the step is written as in {alternative.branch}, but {gpus} GPUs per node: "
+                f"srun-native starts one process per task, so {self._consequence(tasks, gpus)}",
+                label=f"{tasks} processes for {gpus} GPUs",
+            )
+            return
 
 
 # -- SBL106 ---------------------------------------------------------------------------------------
@@ -1675,10 +1760,10 @@ class StaticRendezvousWithoutMasterAddress(Rule):
                         continue
                     if variant is launch:  # the branch the script runs last, told from the others
                         where = next(
-                            (w for w in (_variant_branch(script, v, launch) for v in variants if v is not launch) if w), None
+                            (w for w in (variant_branch(script, v, launch) for v in variants if v is not launch) if w), None
                         )
                     else:
-                        where = _variant_branch(script, launch, variant)
+                        where = variant_branch(script, launch, variant)
                     if where is not None:
                         subject, branch = variant, where
                         break

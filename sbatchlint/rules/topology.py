@@ -1,7 +1,7 @@
 """SBL105, SBL107–SBL111: how the tasks of a step land on nodes and GPUs, and what they inherit."""
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import Iterator, List, Optional, Set, Tuple, Union
 
 from tree_sitter import Node
 
@@ -13,7 +13,7 @@ from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
 from ..model import placement
 from ..model.workload import cpu_tool, training_launch, uses_gpus
-from ..model.branches import step_alternatives
+from ..model.branches import branch_of, step_alternatives
 from ..model.steps import Step
 from ..model.sourced import origin_of
 from ..registry import register
@@ -137,7 +137,10 @@ class RendezvousEnvInBatchShell(Rule):
         `python -m torch.distributed.run`/`.launch`) and the variable is one torchrun sets for
         each worker itself (`RANK`, `LOCAL_RANK`, `GROUP_RANK`): the exported value is
         overwritten. `NODE_RANK`, which torchrun does not set, is still reported, and so is
-        every variable before srun-native or plain `python` launches.
+        every variable before srun-native or plain `python` launches. When a branch chooses
+        another launcher (`torchrun` in an `if`, `python` in its `else`), the finding names the
+        branch whose launch reads the exported value; when only a branch's step spans several
+        nodes (`SRUN_CMD="srun -N2"` in an `if`), the loopback finding names that branch.
     """
     why = """
         The batch shell runs once, on the first node, where `SLURM_PROCID`, `SLURM_LOCALID` and
@@ -236,11 +239,30 @@ class RendezvousEnvInBatchShell(Rule):
         # it is overwritten, and harms nothing when every launch of the script is torchrun.
         launched = launch_model.launches(script)
         all_torchrun = bool(launched) and all(launch.elastic for launch in launched)
+        # ... unless a branch chooses another launcher (torchrun in an if, python in its else):
+        # then the value harms that branch's launch, which the finding names
+        elsewhere = None
+        if launched and all(any(a.elastic for a in [launch] + launch.others) for launch in launched):
+            elsewhere = next(
+                (
+                    where
+                    for launch in launched
+                    for other in [launch] + launch.others
+                    if not other.elastic
+                    for where in [branch_of(script, launch, other)]
+                    if where is not None
+                ),
+                None,
+            )
+            all_torchrun = all_torchrun or elsewhere is not None
         for name in RANK_VARIABLES:
             if not values.is_exported(name):
                 continue
+            in_branch = ()
             if all_torchrun and name in variables.TORCHRUN_SET:
-                continue
+                if elsewhere is None:
+                    continue
+                in_branch = (f"torchrun would set it for each worker, but the launch as written in {elsewhere} is no torchrun",)
             for assignment in _unique(values.assignments.get(name, [])):
                 # a file the script sources runs in the batch shell too: reported at its own line
                 origin = origin_of(assignment) if assignment.sourced is not None else None
@@ -265,9 +287,12 @@ class RendezvousEnvInBatchShell(Rule):
                     note=f"every task inherits task 0's value ({name}=0 everywhere), so ranks collide and the job "
                          "hangs or fails at initialization",
                     origin=origin,
+                    more=in_branch,
                 )
-        if not self._multi_node(script):
+        multi = self._multi_node(script)
+        if not multi:
             return
+        in_branch = () if multi is True else (f"the step as written in {multi} spans several nodes",)
         for assignment in _unique(values.assignments.get("MASTER_ADDR", [])):
             if assignment.kind != "assign" or assignment.value_node is None or _conditional(assignment.node):
                 continue
@@ -283,21 +308,33 @@ class RendezvousEnvInBatchShell(Rule):
                 f"`MASTER_ADDR={alternatives[-1].text.strip()}` in a {nodes} job",
                 label="loopback on a multi-node job",
                 note="the tasks on every other node look for the rendezvous on their own host and time out",
+                more=in_branch,
             )
 
-    def _report(self, script, assignment, message: str, label: str, note: str, origin=None) -> Diagnostic:
+    def _report(
+        self, script, assignment, message: str, label: str, note: str, origin=None, more: Tuple[str, ...] = ()
+    ) -> Diagnostic:
         fix = None
         if origin is None:
             edit = _statement_removal(script, assignment.node)
             fix = Fix.unsafe(f"remove the `{assignment.name}` assignment", edit) if edit is not None else None
         return self.report(script, assignment.span, message, fix, label=label,
-                           help="leave it unset: the launcher derives it for each task", notes=(note,), origin=origin)
+                           help="leave it unset: the launcher derives it for each task", notes=(note,) + tuple(more),
+                           origin=origin)
 
     @staticmethod
-    def _multi_node(script) -> bool:
+    def _multi_node(script) -> Union[bool, str]:
+        """True when the job or a step spans several nodes; else the branch that writes a step
+        spanning several (``SRUN_CMD="srun -N2"`` in an if), or False."""
         if job_geometry(script).multi_node:
             return True
-        return any(geometry(script, step).multi_node for step in script.steps)
+        if any(geometry(script, step).multi_node for step in script.steps):
+            return True
+        for step in script.steps:
+            for alternative in step_alternatives(script, step):
+                if alternative.branch is not None and geometry(script, alternative.step).multi_node:
+                    return alternative.branch
+        return False
 
     @staticmethod
     def _nodes_text(script) -> str:
