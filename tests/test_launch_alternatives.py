@@ -114,3 +114,37 @@ def test_sbl105_names_the_branch_whose_step_spans_several_nodes():
     assert finding.message == "`MASTER_ADDR=localhost` in a multi-node job"
     assert finding.notes[-1] == 'the step as written in the `if [ "$MULTI" = 1 ]` branch (line 4) spans several nodes'
     assert only("SBL105", text.replace("--nodes=2", "--nodes=1")) == []
+
+
+# -- a branch that empties a variable ---------------------------------------------------------------------
+EMPTIED = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n" + (
+    'if [ "$PER_GPU" = 1 ]; then\n'
+    '    STEP_OPTS="--ntasks-per-node=8"\n'
+    "else\n"
+    '    STEP_OPTS=""\n'
+    "fi\n"
+    "srun $STEP_OPTS --kill-on-bad-exit=1 torchrun --nnodes=2 --nproc_per_node=8 --master_port=29500 train.py\n"
+)
+
+
+def test_an_emptied_option_string_keeps_its_other_value_as_an_alternative():
+    from sbatchlint.model.branches import step_alternatives
+    from sbatchlint.model.script import Script
+    from sbatchlint.source import Source
+
+    script = Script(Source(EMPTIED.encode(), "job.sh"))
+    (step,) = script.steps
+    assert [w.text for w in step.command.argv][:2] == ["srun", "--kill-on-bad-exit=1"]  # the else branch, run last
+    readings = [(a.branch, a.step.value("ntasks-per-node")) for a in step_alternatives(script, step)]
+    assert ('the `if [ "$PER_GPU" = 1 ]` branch (line 4)', "8") in readings
+    assert any(per_node is None for _, per_node in readings)  # the emptied value: no option at all
+
+
+def test_sbl101_sees_the_option_a_later_branch_empties():
+    (finding,) = [d for d in lint_text(EMPTIED) if d.code == "SBL101"]
+    assert finding.message.startswith('when the step is written as in the `if [ "$PER_GPU" = 1 ]` branch (line 4): 8 tasks')
+    # the other order: the branch run last sets it, the emptied one is an alternative as before
+    swapped = EMPTIED.replace('STEP_OPTS="--ntasks-per-node=8"', "STEP_OPTS=X").replace('STEP_OPTS=""', 'STEP_OPTS="--ntasks-per-node=8"')
+    swapped = swapped.replace("STEP_OPTS=X", 'STEP_OPTS=""')
+    (other,) = [d for d in lint_text(swapped) if d.code == "SBL101"]
+    assert other.message.startswith("when the step is written as in the `else` branch (line 6): 8 tasks")

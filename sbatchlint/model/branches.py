@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 from ..shell import ancestors
 from ..source import Span
 from . import steps as step_model
 from .steps import Command, Step
-from .values import Value, Word, split_value
+from .values import Value, Word, gaps_of, split_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from .launch import Launch
@@ -50,28 +50,42 @@ def _build(script: "Script", step: Step) -> List[StepAlternative]:
     argv = command.argv
     first_task = len(argv) - len(step.task_argv)
     out: List[StepAlternative] = []
+    for start, end, node, span, alternatives in alternative_groups(argv, first_task):
+        for alternative in alternatives:  # the primary too: read alone, its counts are its own
+            words = [Word(part, node, span, None) for part in split_value(alternative)]
+            new_argv = argv[:start] + words + argv[end:]
+            begin = step_model.unwrap(new_argv)
+            if begin >= len(new_argv) or not new_argv[begin].known or posixpath.basename(new_argv[begin].text) != "srun":
+                continue
+            fake = Command(command.node, new_argv, command.env, command.in_string)
+            other = step_model.read_step(script.values, fake, begin, with_task=False)
+            other.task_argv = step.task_argv
+            out.append(StepAlternative(other, describe_branch(script, alternative)))
+    return out
+
+
+def alternative_groups(argv: Sequence[Word], limit: Optional[int] = None) -> List[Tuple[int, int, Any, Span, List[Value]]]:
+    """The runs of ``argv[:limit]`` one expansion with several values produced, in order, as
+    (start, end, node, span, alternatives): the words an unquoted expansion split into share its
+    alternatives and are replaced together; an expansion whose primary value gave no word at all
+    (``OPTS=""`` last) is an empty run (start == end), its other values still there."""
+    limit = len(argv) if limit is None else limit
+    groups: List[Tuple[int, int, Any, Span, List[Value]]] = [
+        (gap.index, gap.index, gap.node, gap.span, gap.alternatives) for gap in gaps_of(argv) if gap.index <= limit
+    ]
     index = 0
-    while index < first_task:
+    while index < limit:
         word = argv[index]
         end = index + 1
         if not word.alternatives:
             index = end
             continue
-        # the words one unquoted expansion split into share its alternatives: replaced together
-        while end < first_task and argv[end].node is word.node and argv[end].alternatives is word.alternatives:
+        while end < limit and argv[end].node is word.node and argv[end].alternatives is word.alternatives:
             end += 1
-        for alternative in word.alternatives:  # the primary too: read alone, its counts are its own
-            words = [Word(part, word.node, word.span, None) for part in split_value(alternative)]
-            new_argv = argv[:index] + words + argv[end:]
-            start = step_model.unwrap(new_argv)
-            if start >= len(new_argv) or not new_argv[start].known or posixpath.basename(new_argv[start].text) != "srun":
-                continue
-            fake = Command(command.node, new_argv, command.env, command.in_string)
-            other = step_model.read_step(script.values, fake, start, with_task=False)
-            other.task_argv = step.task_argv
-            out.append(StepAlternative(other, describe_branch(script, alternative)))
+        groups.append((index, end, word.node, word.span, word.alternatives))
         index = end
-    return out
+    groups.sort(key=lambda g: (g[0], g[1]))
+    return groups
 
 
 def variant_branch(script: "Script", launch: "Launch", variant: "Launch") -> Optional[str]:

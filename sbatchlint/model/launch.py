@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from .. import options as option_table
 from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
+from .branches import alternative_groups
 from .steps import SHELLS, Command, Step, parse_task_string
 from .values import Value, Word, split_value, consistent
 from ..lazyre import lazy
@@ -852,19 +853,10 @@ def classify_entry(entry: Optional[EntryPoint], workdir: Optional[str], settings
 # -- alternatives ------------------------------------------------------------------------------------
 def _argv_variants(argv: List[Word]) -> List[List[Word]]:
     """The argv under every consistent combination of its words' alternatives (primary last)."""
-    groups: List[Tuple[int, int, Optional[List[Value]]]] = []  # [start, end) of argv, alternatives
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        j = i + 1
-        if word.alternatives:
-            while j < len(argv) and argv[j].node is word.node and argv[j].alternatives is word.alternatives:
-                j += 1
-            groups.append((i, j, word.alternatives))
-        i = j
+    groups = alternative_groups(argv)  # [start, end) of argv, node, span, alternatives
     if not groups:
         return [argv]
-    choices = [alternatives for _, _, alternatives in groups]
+    choices = [alternatives for _, _, _, _, alternatives in groups]
     combos: List[Tuple[Value, ...]] = []
     for combo in product(*choices):
         if consistent(p for value in combo for p in value.pieces):
@@ -876,9 +868,8 @@ def _argv_variants(argv: List[Word]) -> List[List[Word]]:
     for combo in combos:
         out: List[Word] = []
         position = 0
-        for (start, end, _), value in zip(groups, combo):
+        for (start, end, node, span, _), value in zip(groups, combo):
             out.extend(argv[position:start])
-            node, span = argv[start].node, argv[start].span
             out.extend(Word(part, node, span, None) for part in split_value(value))
             position = end
         out.extend(argv[position:])

@@ -1207,7 +1207,7 @@ class Values:
 
     def command_words(self, nodes: Iterable[Node]) -> List["Word"]:
         """The argv a list of argument nodes produces (primary alternative, after splitting)."""
-        words: List[Word] = []
+        words: List[Word] = Argv()
         data = self.data
         # A node right after a ``$`` may continue a word the grammar cut at a bare ``$``
         # (shell.word_chain): the one before it in ``nodes`` (which then evaluated to the whole
@@ -1257,10 +1257,14 @@ class Values:
                 if chain:  # evaluate read them all as this one word
                     cut_end = chain[-1].end_byte
                     span = Span(span.start, cut_end)
+            before = len(words)
             for part in split_value(value):
                 words.append(Word(part, node, span, alternatives if len(alternatives) > 1 else None))
             if not value.pieces and node.type in ("string", "raw_string", "translated_string", "ansi_c_string"):
                 words.append(Word(value, node, span, None))
+            elif len(words) == before and len(alternatives) > 1:
+                # ``$OPTS`` whose most recent value is empty: no word, but the other values stay
+                words.gaps.append(Gap(before, node, span, alternatives))  # type: ignore[attr-defined]
         return words
 
     def _continuation_end(self, node: Node, start: int, cut_end: int) -> int:
@@ -1332,6 +1336,31 @@ class Values:
 
 
 _PLAIN_WORDS = frozenset({"word", "number"})
+
+
+@dataclass
+class Gap:
+    """Where an unquoted expansion gave no word under its primary value (``$OPTS`` last set to
+    ``""``) although other values give some: before argv[``index``]."""
+
+    index: int
+    node: Node
+    span: Span
+    alternatives: List["Value"]
+
+
+class Argv(list):
+    """The words of a command (a list of ``Word``), and its ``gaps``: the expansions whose
+    primary value gave no word, with the alternatives that do (read by ``gaps_of``)."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.gaps: List[Gap] = []
+
+
+def gaps_of(argv: Sequence["Word"]) -> List[Gap]:
+    """The gaps of a command's argv (none for an argv built any other way)."""
+    return getattr(argv, "gaps", None) or []
 
 
 class Word:
