@@ -13,9 +13,11 @@ string), the launcher is recognised behind wrappers (``exec``, ``env X=1``, ``uv
 
 ``apptainer``/``singularity exec [opts] IMAGE`` in front is read through (its ``--pwd`` sets the
 working directory); ``apptainer run IMAGE`` runs the image's own runscript, so its launcher is
-unknown. ``nsys profile``, ``numactl``, ``taskset`` and the other wrappers of ``model/steps.py``
-are read through with their own option grammars (``nsys profile -o torchrun_prof python t.py``
-runs python). In a single-quoted task string, an unquoted ``$LAUNCHER`` that the batch shell
+unknown. ``nsys profile``, ``ncu``, ``perf record``/``perf stat``, ``valgrind``, ``numactl``,
+``taskset`` and the other wrappers of ``model/steps.py`` are read through with their own option
+grammars (``nsys profile -o torchrun_prof python t.py`` runs python). ``mpirun``/``mpiexec`` in a
+task is a launcher of its own that starts its processes itself (its ``-np``, its hosts), so the
+program behind it is no launch of the step: no rule reads the step's tasks as its processes. In a single-quoted task string, an unquoted ``$LAUNCHER`` that the batch shell
 exported before the step (and srun passes) is the exported value, split as the task's shell
 splits it (``srun bash -c '$LAUNCHER --node_rank $SLURM_PROCID $CMD'``). Every argument stays a ``Word`` (with its source spans), the launcher's own options are read with
 its option table (both ``_`` and ``-`` spellings, ``=value`` or a separate value, unique
@@ -95,6 +97,8 @@ CONTAINER_RUNNERS: Dict[str, Tuple[str, ...]] = {
     )
     for name in ("apptainer", "singularity")
 }
+# MPI's own launchers: inside a step they start their processes themselves.
+MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra"})
 # Python interpreter options that take a separate value.
 PYTHON_VALUE_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
 
@@ -580,6 +584,8 @@ def recognise(step: Step, command: Command, workdir: Optional[str] = None) -> Op
                 # ``uv run script.py``: uv runs it with the project's Python
                 return _finish(step, command, SRUN_NATIVE, launcher, [], EntryPoint("script", [argv[i]]), argv[i + 1 :], start, workdir)
             continue
+        if program in MPI_LAUNCHERS:
+            return None  # ``mpirun -np 16 python t.py``: MPI starts the processes, not the step
         if program in CONTAINER_RUNNERS and _text(argv, i + 1) == "run":
             return None  # ``apptainer run IMAGE …``: the image's own runscript, whatever it launches
         if program in CONTAINER_RUNNERS and _text(argv, i + 1) == "exec":

@@ -43,11 +43,42 @@ WRAPPERS: Dict[str, Tuple[str, ...]] = {
     # nsys profile|launch [opts] CMD: nearly every option takes a value (``-o F``, ``-t cuda,nvtx``,
     # ``-f true``), so an option takes the next word unless that word is an option itself
     "nsys": (),
+    # ncu [opts] CMD: every option takes a value (``-o F``, ``--set full``, ``-k regex:gemm``)
+    # except the flags of NCU_FLAGS
+    "ncu": (),
+    # perf record|stat [opts] CMD: the options of PERF_OPTIONS take a value, the rest are flags
+    "perf": (),
+    # valgrind [opts] CMD: every option is one word (``--tool=memcheck``, ``-q``)
+    "valgrind": (),
 }
 # Wrappers with a subcommand before their options (``nsys profile``); another subcommand runs no command.
-SUBCOMMANDS: Dict[str, Tuple[str, ...]] = {"nsys": ("profile", "launch")}
+SUBCOMMANDS: Dict[str, Tuple[str, ...]] = {"nsys": ("profile", "launch"), "perf": ("record", "stat")}
 # Wrappers whose options all take a value, written attached or as the next word.
 VALUED = frozenset({"nsys"})
+# ncu's options that take no value; any other takes the next word unless written ``--x=v``.
+NCU_FLAGS = frozenset(
+    {
+        "-f", "--force-overwrite", "--nvtx", "--csv", "--quiet", "-h", "--help", "-v", "--version",
+        "--list-sets", "--list-sections", "--list-rules", "--list-chips", "--list-metrics", "--query-metrics",
+        "--details-all", "--print-rule-details", "--open-in-ui", "--disable-extra-suffixes",
+    }
+)
+# perf record / perf stat: the options that take a value as the next word (the rest are flags;
+# perf's optional values, ``--switch-output[=x]``, are written attached).
+PERF_OPTIONS: Dict[str, Tuple[str, ...]] = {
+    "record": (
+        "-e", "--event", "--filter", "-p", "--pid", "-t", "--tid", "-r", "--realtime", "-c", "--count",
+        "-o", "--output", "-F", "--freq", "-m", "--mmap-pages", "--call-graph", "-C", "--cpu", "-G",
+        "--cgroup", "-u", "--uid", "-j", "--branch-filter", "-D", "--delay", "-k", "--clockid",
+        "--user-regs", "--affinity", "--mmap-flush", "--max-size", "--control", "--sample-cpu-list",
+    ),
+    "stat": (
+        "-e", "--event", "--filter", "-p", "--pid", "-t", "--tid", "-r", "--repeat", "-C", "--cpu",
+        "-G", "--cgroup", "-o", "--output", "--log-fd", "--pre", "--post", "-I", "--interval-print",
+        "--interval-count", "--timeout", "-x", "--field-separator", "-D", "--delay", "-M", "--metrics",
+        "--for-each-cgroup", "--control", "--td-level", "-u", "--uid",
+    ),
+}
 LOOP_TYPES = frozenset({"for_statement", "c_style_for_statement", "while_statement"})
 
 
@@ -301,7 +332,7 @@ def task_wrapper_index(argv: List[Word]) -> Optional[int]:
 
 
 # Wrappers that act on the process they start (its CPUs, memory, profile), not on the shell's job.
-PER_PROCESS_WRAPPERS = frozenset({"numactl", "taskset", "nsys", "stdbuf"})
+PER_PROCESS_WRAPPERS = frozenset({"numactl", "taskset", "nsys", "stdbuf", "ncu", "perf", "valgrind"})
 
 
 def _unwrap(argv: List[Word], wrappers: List[int]) -> int:
@@ -322,6 +353,8 @@ def _unwrap(argv: List[Word], wrappers: List[int]) -> int:
         if subcommands is not None:
             if i >= len(argv) or not argv[i].known or argv[i].text not in subcommands:
                 return at  # ``nsys stats report.nsys-rep``: the wrapper runs no command
+            if name == "perf":
+                takes_value = PERF_OPTIONS[argv[i].text]
             i += 1
         positional = name == "taskset"  # the mask (or CPU list) before the command
         while i < len(argv) and argv[i].known:
@@ -332,6 +365,9 @@ def _unwrap(argv: List[Word], wrappers: List[int]) -> int:
             if name in VALUED and text.startswith("-") and "=" not in text:
                 following = argv[i + 1] if i + 1 < len(argv) else None
                 i += 2 if following is not None and following.known and not following.text.startswith("-") else 1
+                continue
+            if name == "ncu" and text.startswith("-") and "=" not in text and text not in NCU_FLAGS:
+                i += 2  # ``-o F``, ``--set full``, ``-c 1``
                 continue
             if text.startswith("-"):
                 if positional and text in ("-p", "--pid"):

@@ -1467,7 +1467,7 @@ class LauncherInBatchShell(Rule):
         when the job gives no task count), so that SBL102's migration, applied with the same
         `--unsafe-fixes`, turns it into srun-native: one task per GPU running the entry point
         without torchrun. Wrappers that act on each process (`nsys
-        profile`, `numactl`, `taskset`) go into the step, after `srun`; `time`, `timeout` and
+        profile`, `ncu`, `perf record`, `valgrind`, `numactl`, `taskset`) go into the step, after `srun`; `time`, `timeout` and
         `env` stay in front of it.
     """
     examples = Examples(lambda: (

@@ -357,8 +357,8 @@ class MissingKillOnBadExit(Rule):
     what = """
         Finds steps that start a training launch (`python`, `uv run python`, `torchrun`,
         `python -m torch.distributed.run`, `accelerate launch`, `deepspeed`) in more than one task
-        without `--kill-on-bad-exit=1` (or `-K`), also behind wrappers (`nsys profile`, `numactl`,
-        `apptainer exec`) and when a single-quoted task string takes the launcher from a variable
+        without `--kill-on-bad-exit=1` (or `-K`), also behind wrappers (`nsys profile`, `ncu`,
+        `perf record`, `valgrind`, `numactl`, `apptainer exec`) and when a single-quoted task string takes the launcher from a variable
         the batch script exported (`srun bash -c '$LAUNCHER $CMD'`). One-task steps and steps that run tools such as
         `hostname`, `nvidia-smi` or `uv sync` are not reported. A step that says
         `--kill-on-bad-exit=0` made an explicit choice and is left alone, as is a script that
