@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lintutil import codes, fix_text
+from lintutil import codes, fix_text, lint_text
 from sbatchlint.model.script import Script
 from sbatchlint.source import Source
 
@@ -68,3 +68,27 @@ def test_mpirun_in_a_step_starts_its_own_processes_and_gets_no_launch_finding(mp
         assert codes(text, ["SBL101", "SBL102", "SBL103", "SBL104", "SBL107", "SBL112", "SBL113", "SBL201"]) == []
         quoted = EIGHT_PER_NODE + f"srun bash -c '{mpi} {program}'\n"
         assert launch_kinds(quoted) == []
+
+
+# -- SBL112's hand-over of a Bridge entry point to SBL102's migration ---------------------------------------
+BRIDGE_IN_BATCH = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=2\n#SBATCH --gpus-per-node=8\n" + (
+    "cd /lustre/proj/Megatron-Bridge\n"
+    "uv run python -m torch.distributed.run --nproc_per_node=8 scripts/training/run_recipe.py --recipe llama3_8b\n"
+)
+
+
+def test_a_header_ntasks_of_one_per_node_is_handed_to_the_migration():
+    (finding,) = [d for d in lint_text(BRIDGE_IN_BATCH) if d.code == "SBL112"]
+    assert finding.fix is not None and "SBL102 then migrates it" in finding.fix.description
+    fixed = fix_text(BRIDGE_IN_BATCH, ["SBL112", "SBL102"], unsafe=True)
+    # the promise kept: the step is srun-native, one task per GPU, no torchrun left
+    assert "#SBATCH --ntasks-per-node=8\n" in fixed and "--ntasks=2" not in fixed
+    assert fixed.endswith("srun --kill-on-bad-exit=1 uv run python scripts/training/run_recipe.py --recipe llama3_8b\n")
+
+
+def test_another_header_ntasks_gets_no_hand_over_and_says_why():
+    text = BRIDGE_IN_BATCH.replace("--ntasks=2", "--ntasks=16")
+    (finding,) = [d for d in lint_text(text) if d.code == "SBL112"]
+    assert finding.fix is None
+    assert finding.help.startswith("no automatic fix: `#SBATCH --ntasks=16` is not one task per node")
+    assert fix_text(text, ["SBL112", "SBL102"], unsafe=True) == text

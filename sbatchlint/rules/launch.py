@@ -1466,7 +1466,9 @@ class LauncherInBatchShell(Rule):
         under `#SBATCH --ntasks-per-node=1`, `srun --ntasks-per-node=1 --kill-on-bad-exit=1`
         when the job gives no task count), so that SBL102's migration, applied with the same
         `--unsafe-fixes`, turns it into srun-native: one task per GPU running the entry point
-        without torchrun. Wrappers that act on each process (`nsys
+        without torchrun (a header `--ntasks` equal to the node count is such a count; any
+        other header `--ntasks` gets no fix, since the migration could not follow the step's
+        own count, and the help says how to start it srun-native). Wrappers that act on each process (`nsys
         profile`, `ncu`, `perf record`, `valgrind`, `numactl`, `taskset`) go into the step, after `srun`; `time`, `timeout` and
         `env` stay in front of it.
     """
@@ -1580,15 +1582,22 @@ class LauncherInBatchShell(Rule):
                 consequence = "no other node starts an agent, so the rendezvous waits for them until it times out"
             else:
                 consequence = "its workers start on that node only: one node trains while the others idle"
+            help = (
+                f"start it with srun, one task per node: srun --ntasks-per-node=1 … {name} "
+                "--nnodes=$SLURM_JOB_NUM_NODES --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500 …"
+            )
+            try:
+                fix = self._fix(script, launch, job)
+            except Unkept as unkept:
+                fix, help = None, f"no automatic fix: {unkept}"
             yield self.report(
                 script,
                 launch.span,
                 f"{name} runs in the batch shell, which runs on the first of the job's {nodes} only",
-                self._fix(script, launch, job),
+                fix,
                 label="first node only",
                 notes=(consequence,),
-                help=f"start it with srun, one task per node: srun --ntasks-per-node=1 … {name} "
-                "--nnodes=$SLURM_JOB_NUM_NODES --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500 …",
+                help=help,
             )
 
     def _fix(self, script, launch: Launch, job: Geometry) -> Optional[Fix]:
@@ -1623,11 +1632,21 @@ class LauncherInBatchShell(Rule):
         if classify(launch, script.settings) is Workload.BRIDGE:
             # A Bridge entry point runs best srun-native: give the step a task count SBL102's
             # migration can turn into one task per GPU (a step --ntasks it would refuse).
-            header = script.header
             if not job_task_count_set(script):
                 srun = f"srun --ntasks-per-node=1 {keep}--kill-on-bad-exit=1 "  # kept: the job gives no count
-            elif header.get(option_table.NTASKS) is None and job.tasks_per_node.value == 1:
-                srun = "srun --kill-on-bad-exit=1 "  # the header's one task per node, and its CPUs
+            elif job.tasks_per_node.value == 1:
+                # the header's one task per node (`--ntasks-per-node=1`, or `--ntasks` equal to
+                # the nodes), and its CPUs: the migration rewrites the header's count
+                srun = "srun --kill-on-bad-exit=1 "
+            else:
+                # the step would need its own count next to the header's, which the migration
+                # cannot turn into one task per GPU: the c10d step would be a dead end
+                total = script.header.get(option_table.NTASKS)
+                written = f"`#SBATCH {total.text}`" if total is not None and total.text else "the header's task count"
+                raise Unkept(
+                    f"{written} is not one task per node; a Megatron-Bridge entry point runs srun-native, one task "
+                    "per GPU: `srun --ntasks-per-node=<GPUs per node> … uv run python <entry point>`, without torchrun"
+                )
             description += " (SBL102 then migrates it to srun-native)"
         return Fix.unsafe(description, Edit.insert(start.start, srun), Edit.insert(offset, added))
 
