@@ -92,3 +92,39 @@ def test_another_header_ntasks_gets_no_hand_over_and_says_why():
     assert finding.fix is None
     assert finding.help.startswith("no automatic fix: `#SBATCH --ntasks=16` is not one task per node")
     assert fix_text(text, ["SBL112", "SBL102"], unsafe=True) == text
+
+
+# -- a launcher only the submission environment names --------------------------------------------------------
+SUBMITTED = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\nexport RANK=$SLURM_PROCID\n"
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "srun $LAUNCHER --nproc_per_node=4 train.py",
+        "srun \"${LAUNCH_CMD[@]}\" train.py",
+        "srun bash -c '$LAUNCHER --nproc_per_node=4 train.py'",
+        "export LAUNCHER\nsrun bash -c '$LAUNCHER --nproc_per_node=4 train.py'",
+        "srun bash -c \"$LAUNCHER --nproc_per_node=4 train.py\"",
+        "srun uv run $PY -m torch.distributed.run --nproc_per_node=4 train.py",
+        "$LAUNCHER --nproc_per_node=4 train.py",
+    ],
+)
+def test_a_launcher_from_the_submission_environment_stays_unknown(step):
+    # it may be torchrun or python: neither is assumed, and nothing is read as missing
+    text = SUBMITTED + step + "\n"
+    assert launch_kinds(text) == []
+    assert codes(text, ["SBL101", "SBL103", "SBL104", "SBL105", "SBL107", "SBL112", "SBL113"]) == []
+
+
+def test_an_unknown_launcher_beside_a_known_one_keeps_that_ones_findings():
+    # python reads the exported RANK: reported; a NODE_RANK no launcher sets: reported
+    text = SUBMITTED + "srun $LAUNCHER train.py\nsrun python eval.py\n"
+    assert codes(text, ["SBL105"]) == ["SBL105"]
+    text = SUBMITTED.replace("RANK=$SLURM_PROCID", "NODE_RANK=$SLURM_NODEID") + "srun $LAUNCHER train.py\n"
+    assert codes(text, ["SBL105"]) == ["SBL105"]
+    # torchrun's own options from the submission environment: read as unknown, not as absent
+    text = SUBMITTED.replace("--ntasks-per-node=8", "--ntasks-per-node=1") + "srun --kill-on-bad-exit=1 torchrun $DIST_ARGS --nproc_per_node=8 train.py\n"
+    (launch,) = Script(Source(text.encode(), "job.sh")).launches
+    assert launch.options_incomplete and launch.option("nnodes") is None
+    assert codes(text, ["SBL103", "SBL104", "SBL113"]) == []

@@ -118,6 +118,29 @@ def _conditional(node: Node) -> bool:
     return any(a.type in BRANCHES or a.type in ("case_statement", "if_statement") for a in ancestors(node))
 
 
+def _unknown_launcher(script) -> bool:
+    """A step runs a task command the model recognises no launch in, with a word it cannot know
+    where the launcher would stand (``srun $LAUNCHER train.py``, ``uv run $PY -m …``)."""
+    for step in script.steps:
+        if launch_model.launches_of(script, step):
+            continue
+        if step.options_incomplete:
+            return True  # ``srun … $LAUNCHER train.py``: srun's reading took the word for an option
+        for command in step.task_commands:
+            begin = command.begin
+            if any(not word.known for word in command.argv[begin : begin + 4]):
+                return True
+    steps = {id(step.command) for step in script.steps}
+    for command in script.commands:  # ``$LAUNCHER train.py`` in the batch shell itself
+        if id(command) in steps or command.program:
+            continue
+        argv = command.argv
+        begin = command.begin
+        if begin + 1 < len(argv) and not argv[begin].known and any(w.known and w.text.endswith(".py") for w in argv[begin + 1 : begin + 6]):
+            return True
+    return False
+
+
 def _expanded_in_batch(script, name: str) -> bool:
     return script.expands(name)
 
@@ -137,7 +160,9 @@ class RendezvousEnvInBatchShell(Rule):
         `python -m torch.distributed.run`/`.launch`) and the variable is one torchrun sets for
         each worker itself (`RANK`, `LOCAL_RANK`, `GROUP_RANK`): the exported value is
         overwritten. `NODE_RANK`, which torchrun does not set, is still reported, and so is
-        every variable before srun-native or plain `python` launches. When a branch chooses
+        every variable before srun-native or plain `python` launches. A launcher that only
+        the submission environment names (`srun $LAUNCHER train.py`) may be torchrun: beside
+        torchrun launches, or alone, it leaves the variables torchrun sets unreported. When a branch chooses
         another launcher (`torchrun` in an `if`, `python` in its `else`), the finding names the
         branch whose launch reads the exported value; when only a branch's step spans several
         nodes (`SRUN_CMD="srun -N2"` in an `if`), the loopback finding names that branch.
@@ -239,6 +264,11 @@ class RendezvousEnvInBatchShell(Rule):
         # it is overwritten, and harms nothing when every launch of the script is torchrun.
         launched = launch_model.launches(script)
         all_torchrun = bool(launched) and all(launch.elastic for launch in launched)
+        # a step whose launcher only the submission environment names (``srun $LAUNCHER …``)
+        # may be torchrun too: for the variables torchrun sets, nothing can be told
+        unknown = _unknown_launcher(script)
+        if unknown and all(launch.elastic for launch in launched):
+            all_torchrun = True
         # ... unless a branch chooses another launcher (torchrun in an if, python in its else):
         # then the value harms that branch's launch, which the finding names
         elsewhere = None
