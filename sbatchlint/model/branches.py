@@ -50,9 +50,10 @@ def _build(script: "Script", step: Step) -> List[StepAlternative]:
     argv = command.argv
     first_task = len(argv) - len(step.task_argv)
     out: List[StepAlternative] = []
-    for start, end, node, span, alternatives in alternative_groups(argv, first_task):
+    glob = script.values.globbing
+    for start, end, node, span, alternatives, ifs in alternative_groups(argv, first_task):
         for alternative in alternatives:  # the primary too: read alone, its counts are its own
-            words = [Word(part, node, span, None) for part in split_value(alternative)]
+            words = [Word(part, node, span, None) for part in split_value(alternative, ifs, glob)]
             new_argv = argv[:start] + words + argv[end:]
             begin = step_model.unwrap(new_argv)
             if begin >= len(new_argv) or not new_argv[begin].known or posixpath.basename(new_argv[begin].text) != "srun":
@@ -64,14 +65,18 @@ def _build(script: "Script", step: Step) -> List[StepAlternative]:
     return out
 
 
-def alternative_groups(argv: Sequence[Word], limit: Optional[int] = None) -> List[Tuple[int, int, Any, Span, List[Value]]]:
+Group = Tuple[int, int, Any, Span, List[Value], Optional[str]]
+
+
+def alternative_groups(argv: Sequence[Word], limit: Optional[int] = None) -> List[Group]:
     """The runs of ``argv[:limit]`` one expansion with several values produced, in order, as
-    (start, end, node, span, alternatives): the words an unquoted expansion split into share its
-    alternatives and are replaced together; an expansion whose primary value gave no word at all
-    (``OPTS=""`` last) is an empty run (start == end), its other values still there."""
+    (start, end, node, span, alternatives, IFS): the words an unquoted expansion split into share
+    its alternatives and are replaced together (split on the same IFS); an expansion whose
+    primary value gave no word at all (``OPTS=""`` last) is an empty run (start == end), its
+    other values still there."""
     limit = len(argv) if limit is None else limit
-    groups: List[Tuple[int, int, Any, Span, List[Value]]] = [
-        (gap.index, gap.index, gap.node, gap.span, gap.alternatives) for gap in gaps_of(argv) if gap.index <= limit
+    groups: List[Group] = [
+        (gap.index, gap.index, gap.node, gap.span, gap.alternatives, gap.ifs) for gap in gaps_of(argv) if gap.index <= limit
     ]
     index = 0
     while index < limit:
@@ -82,7 +87,7 @@ def alternative_groups(argv: Sequence[Word], limit: Optional[int] = None) -> Lis
             continue
         while end < limit and argv[end].node is word.node and argv[end].alternatives is word.alternatives:
             end += 1
-        groups.append((index, end, word.node, word.span, word.alternatives))
+        groups.append((index, end, word.node, word.span, word.alternatives, word.ifs))
         index = end
     groups.sort(key=lambda g: (g[0], g[1]))
     return groups

@@ -857,12 +857,12 @@ def classify_entry(entry: Optional[EntryPoint], workdir: Optional[str], settings
 
 
 # -- alternatives ------------------------------------------------------------------------------------
-def _argv_variants(argv: List[Word]) -> List[List[Word]]:
+def _argv_variants(argv: List[Word], glob: bool = True) -> List[List[Word]]:
     """The argv under every consistent combination of its words' alternatives (primary last)."""
     groups = alternative_groups(argv)  # [start, end) of argv, node, span, alternatives
     if not groups:
         return [argv]
-    choices = [alternatives for _, _, _, _, alternatives in groups]
+    choices = [group[4] for group in groups]
     combos: List[Tuple[Value, ...]] = []
     for combo in product(*choices):
         if consistent(p for value in combo for p in value.pieces):
@@ -874,9 +874,9 @@ def _argv_variants(argv: List[Word]) -> List[List[Word]]:
     for combo in combos:
         out: List[Word] = []
         position = 0
-        for (start, end, node, span, _), value in zip(groups, combo):
+        for (start, end, node, span, _, ifs), value in zip(groups, combo):
             out.extend(argv[position:start])
-            out.extend(Word(part, node, span, None) for part in split_value(value))
+            out.extend(Word(part, node, span, None) for part in split_value(value, ifs, glob))
             position = end
         out.extend(argv[position:])
         variants.append(out)
@@ -995,7 +995,7 @@ def build_launches(script: "Script") -> List[Launch]:
             else:
                 found = [
                     recognise(step, Command(command.node, argv, command.env, command.in_string, step), workdir)
-                    for argv in _argv_variants(command.argv)
+                    for argv in _argv_variants(command.argv, script.values.globbing)
                 ]
             for variant in found:
                 if variant is not None:

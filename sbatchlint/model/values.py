@@ -10,6 +10,11 @@ that remembers the variable name and the expansion's span.
 Assignments made in ``if``/``case`` branches, loops or functions that do not enclose the use are
 kept as alternatives: ``lookup`` returns every value the variable may have, the most recent
 assignment last ("primary").
+
+An unquoted expansion in a command's argv is split as bash splits it: on the IFS the script sets
+before the use (``IFS=,``; ``ifs_at``), into one unknown word when that IFS cannot be followed;
+a field holding a pattern (``data/*.json``) names files found at run time and is unknown, unless
+the script turns globbing off (``set -f``).
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sourced import SourceContext, SourcedFile
 
 MAX_ALTERNATIVES = 16
+NOGLOB = lazy(rb"\bset\s+(-[a-zA-Z]*f|-o\s+noglob)\b")
 MAX_DEPTH = 12
 MAX_CHAIN = 64  # assignments evaluated inside one another (``A=$B``, ``B=$C``…)
 MAX_PIECES = 4096  # a value assembled from more pieces than this is treated as unknown
@@ -701,6 +707,52 @@ class Values:
                 alternatives = [dropped] + alternatives[-(MAX_ALTERNATIVES - 1) :]
         return alternatives
 
+    def ifs_at(self, node: Node) -> Optional[str]:
+        """The IFS the expansions of the command at ``node`` split on: bash's default unless the
+        script assigns IFS before it (bash ignores an IFS from the environment; assignments in a
+        function count only inside it), None when the alternatives disagree or are not known."""
+        assignments = self.assignments.get("IFS")
+        if not assignments:
+            return DEFAULT_IFS
+        at = node.start_byte
+        scopes = list(ancestors(node))
+        functions = {(n.start_byte, n.end_byte) for n in scopes if n.type == "function_definition"}
+        use_scopes = {(n.start_byte, n.end_byte, n.type) for n in scopes}
+        candidates = []
+        for assignment in assignments:
+            if assignment.start >= at or assignment.in_string or assignment.sourced is not None:
+                continue
+            owner = next((a for a in ancestors(assignment.node) if a.type == "function_definition"), None)
+            if owner is not None and (owner.start_byte, owner.end_byte) not in functions:
+                continue
+            candidates.append(assignment)
+        texts = set()
+        for assignment in reversed(candidates):
+            if assignment.kind == "unset":
+                texts.add(DEFAULT_IFS)
+            elif assignment.kind != "assign":
+                return None
+            elif assignment.value_node is None:
+                texts.add("")
+            else:
+                for value in self._assignment_values(assignment, 0):
+                    text = "".join(
+                        p.text if p.known else DEFAULT_IFS if p.name == "IFS" else "\0" for p in value.pieces
+                    )
+                    if "\0" in text:
+                        return None
+                    texts.add(text)
+            if not any(key not in use_scopes for key in self._conditional_scopes(assignment)):
+                break
+        else:
+            texts.add(DEFAULT_IFS)  # no assignment runs for certain before the use
+        return texts.pop() if len(texts) == 1 else None
+
+    @cached_property
+    def globbing(self) -> bool:
+        """Pathname expansion is on: the script never turns it off (``set -f``, ``set -o noglob``)."""
+        return not NOGLOB.search(self.data)
+
     def _conditional(self, assignment: Assignment, use_scopes: set) -> bool:
         return any(key not in use_scopes for key in self._conditional_scopes(assignment))
 
@@ -1258,13 +1310,14 @@ class Values:
                     cut_end = chain[-1].end_byte
                     span = Span(span.start, cut_end)
             before = len(words)
-            for part in split_value(value):
-                words.append(Word(part, node, span, alternatives if len(alternatives) > 1 else None))
+            ifs = DEFAULT_IFS if "IFS" not in self.assignments else self.ifs_at(node)
+            for part in split_value(value, ifs, glob=self.globbing):
+                words.append(Word(part, node, span, alternatives if len(alternatives) > 1 else None, ifs))
             if not value.pieces and node.type in ("string", "raw_string", "translated_string", "ansi_c_string"):
                 words.append(Word(value, node, span, None))
             elif len(words) == before and len(alternatives) > 1:
                 # ``$OPTS`` whose most recent value is empty: no word, but the other values stay
-                words.gaps.append(Gap(before, node, span, alternatives))  # type: ignore[attr-defined]
+                words.gaps.append(Gap(before, node, span, alternatives, ifs))  # type: ignore[attr-defined]
         return words
 
     def _continuation_end(self, node: Node, start: int, cut_end: int) -> int:
@@ -1347,6 +1400,7 @@ class Gap:
     node: Node
     span: Span
     alternatives: List["Value"]
+    ifs: Optional[str] = " \t\n"  # the IFS its values split on (None: not known)
 
 
 class Argv(list):
@@ -1368,18 +1422,22 @@ class Word:
     argument ``node`` (None inside a task string), its ``span`` at the use site, and every value
     it may have (``alternatives``, primary last) when there are several."""
 
-    __slots__ = ("value", "node", "span", "alternatives")
+    __slots__ = ("value", "node", "span", "alternatives", "ifs")
 
     value: Value
     node: Optional[Node]
     span: Span
     alternatives: Optional[List[Value]]
+    ifs: Optional[str]  # the IFS the expansion was split on, for its alternatives (None: not known)
 
-    def __init__(self, value: Value, node: Optional[Node], span: Span, alternatives: Optional[List[Value]] = None) -> None:
+    def __init__(
+        self, value: Value, node: Optional[Node], span: Span, alternatives: Optional[List[Value]] = None, ifs: Optional[str] = " \t\n"
+    ) -> None:
         self.value = value
         self.node = node
         self.span = span
         self.alternatives = alternatives
+        self.ifs = ifs
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Word:
@@ -1421,8 +1479,114 @@ def appends(node: Node) -> bool:
     return any(c.type == "+=" for c in node.children)
 
 
-def split_value(value: Value) -> List[Value]:
-    """IFS splitting of the pieces that arrived through an unquoted expansion."""
+DEFAULT_IFS = " \t\n"
+GLOB_CHARACTERS = lazy(r"[*?]|\[.*\]")
+
+
+def split_value(value: Value, ifs: Optional[str] = DEFAULT_IFS, glob: bool = False) -> List[Value]:
+    """Word splitting of the pieces that arrived through an unquoted expansion, as bash does it
+    with ``ifs`` (None: an IFS the model cannot follow, so a value with such pieces is one
+    unknown word). With ``glob``, a field whose expanded text holds a pattern (``*``, ``?``,
+    ``[…]``) names the files it matches at run time: unknown, unless it reads as an option
+    (``--x=[a]``: no file is assumed to be named like one)."""
+    if ifs == DEFAULT_IFS:
+        fields = _split_default(value)
+    elif not any(p.split and p.known and p.text for p in value.pieces):
+        fields = [value] if value.pieces else []
+    elif ifs is None:
+        return [_unknown_like(value)]
+    else:
+        fields = _split_ifs(value, ifs)
+    if glob:
+        fields = [_unknown_like(f) if _globs(f) else f for f in fields]
+    return fields
+
+
+def _globs(field: Value) -> bool:
+    """A field pathname expansion may replace: an expanded piece holds a pattern character."""
+    if not any(p.split and p.known and GLOB_CHARACTERS.search(p.text) for p in field.pieces):
+        return False
+    return not (field.known and field.text.startswith("-"))
+
+
+def _unknown_like(value: Value) -> Value:
+    """One unknown word in the place of ``value`` (at its first piece's span)."""
+    span = next((p.span for p in value.pieces if p.span is not None), None)
+    return Value((Piece("", span, "", False),))
+
+
+def _split_ifs(value: Value, ifs: str) -> List[Value]:
+    """Splitting on a non-default IFS (bash's rules): a run of IFS white space separates fields
+    and is dropped at both ends; each other IFS character ends a field, with the white space
+    around it, so ``a,,b`` gives an empty field and a trailing ``,`` none."""
+    white = set(c for c in ifs if c in " \t\n")
+    hard = set(c for c in ifs if c not in " \t\n")
+    # the characters in order: (piece index, offset in its text or -1 for a whole unsplit piece)
+    chars: List[Tuple[int, int]] = []
+    for index, piece in enumerate(value.pieces):
+        if piece.split and piece.known:
+            chars.extend((index, k) for k in range(len(piece.text)))
+        else:
+            chars.append((index, -1))
+    pieces = value.pieces
+
+    def kind(position: int) -> str:
+        index, offset = chars[position]
+        if offset < 0:
+            return "text"
+        c = pieces[index].text[offset]
+        return "white" if c in white else "hard" if c in hard else "text"
+
+    fields: List[List[Tuple[int, int]]] = []
+    current: Optional[List[Tuple[int, int]]] = None
+    i, n = 0, len(chars)
+    while i < n and kind(i) == "white":
+        i += 1
+    while i < n:
+        k = kind(i)
+        if k == "text":
+            if current is None:
+                current = []
+            current.append(chars[i])
+            i += 1
+            continue
+        j = i
+        while j < n and kind(j) == "white":
+            j += 1
+        hard_found = j < n and kind(j) == "hard"
+        if hard_found:
+            j += 1
+            while j < n and kind(j) == "white":
+                j += 1
+        if j >= n and not hard_found:
+            break  # trailing white space
+        fields.append(current or [])
+        current = None
+        i = j
+    if current is not None:
+        fields.append(current)
+    out: List[Value] = []
+    for field in fields:
+        built: List[Piece] = []
+        k = 0
+        while k < len(field):
+            index, offset = field[k]
+            piece = pieces[index]
+            if offset < 0:
+                built.append(piece)
+                k += 1
+                continue
+            end = k
+            while end + 1 < len(field) and field[end + 1][0] == index and field[end + 1][1] == field[end][1] + 1:
+                end += 1
+            built.append(_sub_piece(piece, offset, field[end][1] + 1))
+            k = end + 1
+        out.append(Value(tuple(built)))
+    return out
+
+
+def _split_default(value: Value) -> List[Value]:
+    """Splitting on bash's default IFS (blank, tab, newline)."""
     words: List[List[Piece]] = [[]]
     pending_break = False
     for piece in value.pieces:
