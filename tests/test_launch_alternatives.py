@@ -26,7 +26,8 @@ BRIDGE_CHOICE = ONE_PER_NODE + (
 
 def test_sbl102_names_the_branch_that_launches_bridge_through_torchrun():
     (finding,) = only("SBL102", BRIDGE_CHOICE)
-    assert "launched through torchrun when the launch is written as in the `if [ \"$LAUNCH\" = elastic ]` branch (line 6)" in finding.message
+    assert finding.message == "Megatron-Bridge `scripts/training/run_recipe.py` runs under torchrun in one branch"
+    assert finding.notes[0] == 'this is the launch as it is written in the `if [ "$LAUNCH" = elastic ]` branch (line 6)'
     assert finding.fix is None  # the launcher is chosen in that branch: no migration of the step
     assert "no automatic migration" in finding.help
     # python in both branches: nothing to say
@@ -44,7 +45,7 @@ def test_sbl102_names_the_branch_whose_entry_point_is_bridge():
     )
     (finding,) = only("SBL102", text)
     assert "`/opt/Megatron-Bridge/scripts/training/run_recipe.py`" in finding.message
-    assert 'the `if [ "$STACK" = bridge ]` branch (line 5)' in finding.message
+    assert finding.notes[0] == 'this is the launch as it is written in the `if [ "$STACK" = bridge ]` branch (line 5)'
 
 
 # -- SBL104: processes per node set differently in branches ----------------------------------------------
@@ -58,12 +59,12 @@ def test_sbl104_names_the_branch_whose_nproc_per_node_leaves_gpus_idle():
         f'srun --kill-on-bad-exit=1 bash -c "torchrun {C10D.replace("--nproc_per_node=8", "--nproc_per_node=$NPROC")} train.py"\n'
     )
     (finding,) = only("SBL104", text)
-    assert finding.message.startswith('`--nproc_per_node=4` when it is written as in the `if [ "$SMALL" = 1 ]` branch (line 5)')
-    assert finding.message.endswith("4 GPUs per node stay idle")
+    assert finding.message == "`--nproc_per_node=4` in one branch but the step has 8 GPUs per node"
+    assert finding.notes == ('this is the launch as it is written in the `if [ "$SMALL" = 1 ]` branch (line 5)', "4 GPUs per node stay idle")
     assert finding.fix is None
     # the branch the script runs last is named too
     (last,) = only("SBL104", text.replace("NPROC=4", "NPROC=X").replace("NPROC=8", "NPROC=4").replace("NPROC=X", "NPROC=8"))
-    assert "when it is written as in the `else` branch (line 7)" in last.message
+    assert last.notes[0] == "this is the launch as it is written in the `else` branch (line 7)"
     assert only("SBL104", text.replace("NPROC=4", "NPROC=8")) == []
 
 
@@ -77,8 +78,9 @@ def test_sbl104_names_the_branch_whose_srun_runs_too_few_tasks():
         "$SRUN_CMD --kill-on-bad-exit=1 python train.py\n"
     )
     (finding,) = only("SBL104", text)
-    assert finding.message.startswith('2 tasks per node when the step is written as in the `if [ "$DEBUG" = 1 ]` branch (line 4)')
-    assert "6 GPUs per node stay idle" in finding.message
+    assert finding.message == "2 tasks per node in one branch but 8 GPUs per node"
+    assert finding.notes[0] == 'this is the step as it is written in the `if [ "$DEBUG" = 1 ]` branch (line 4)'
+    assert "6 GPUs per node stay idle" in finding.notes[1]
     assert finding.fix is None
     assert only("SBL104", text.replace("per-node=2", "per-node=8")) == []
 
@@ -142,9 +144,10 @@ def test_an_emptied_option_string_keeps_its_other_value_as_an_alternative():
 
 def test_sbl101_sees_the_option_a_later_branch_empties():
     (finding,) = [d for d in lint_text(EMPTIED) if d.code == "SBL101"]
-    assert finding.message.startswith('when the step is written as in the `if [ "$PER_GPU" = 1 ]` branch (line 4): 8 tasks')
+    assert finding.message.startswith("8 tasks")
+    assert finding.notes[0] == 'this is the step as it is written in the `if [ "$PER_GPU" = 1 ]` branch (line 4)'
     # the other order: the branch run last sets it, the emptied one is an alternative as before
     swapped = EMPTIED.replace('STEP_OPTS="--ntasks-per-node=8"', "STEP_OPTS=X").replace('STEP_OPTS=""', 'STEP_OPTS="--ntasks-per-node=8"')
     swapped = swapped.replace("STEP_OPTS=X", 'STEP_OPTS=""')
     (other,) = [d for d in lint_text(swapped) if d.code == "SBL101"]
-    assert other.message.startswith("when the step is written as in the `else` branch (line 6): 8 tasks")
+    assert other.notes[0] == "this is the step as it is written in the `else` branch (line 6)"

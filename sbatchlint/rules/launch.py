@@ -715,11 +715,14 @@ class PreferSrunNative(Rule):
             yield self.report(
                 script,
                 launch.span,
-                f"Megatron-Bridge entry point `{variant.entry.name}` is launched through {_launcher_name(variant)} "
-                f"when the launch is written as in {branch}: Bridge sets up distributed from Slurm's variables, "
-                "so run it srun-native (one task per GPU)",
+                f"Megatron-Bridge `{variant.entry.name}` runs under {_launcher_name(variant)} in one branch",
                 label="launcher not needed",
                 help=f"no automatic migration: the launcher is chosen in that branch; by hand: srun --ntasks-per-node=<GPUs per node> … uv run python {entry} …",
+                notes=(
+                    f"this is the launch as it is written in {branch}",
+                    "a Megatron-Bridge entry point sets up distributed from Slurm's variables, so run it srun-native "
+                    "(one task per GPU) and drop the launcher's node rank, node count and rendezvous",
+                ),
             )
             return
 
@@ -1170,9 +1173,9 @@ class TasksGpusMismatch(Rule):
             yield self.report(
                 script,
                 option.span if variant is launch else launch.span,
-                f"`{option.written}={nproc}` when it is written as in {branch}, but the step has {gpus} GPUs per node: "
-                f"{self._consequence(nproc, gpus)}",
+                f"`{option.written}={nproc}` in one branch but the step has {gpus} GPUs per node",
                 label=f"{nproc} for {gpus} GPUs",
+                notes=(f"this is the launch as it is written in {branch}", self._consequence(nproc, gpus)),
             )
             return
 
@@ -1240,9 +1243,12 @@ class TasksGpusMismatch(Rule):
             yield self.report(
                 script,
                 launch.span,
-                f"{tasks} tasks per node when the step is written as in {alternative.branch}, but {gpus} GPUs per node: "
-                f"srun-native starts one process per task, so {self._consequence(tasks, gpus)}",
+                f"{tasks} tasks per node in one branch but {gpus} GPUs per node",
                 label=f"{tasks} processes for {gpus} GPUs",
+                notes=(
+                    f"this is the step as it is written in {alternative.branch}",
+                    f"srun-native starts one process per task, so {self._consequence(tasks, gpus)}",
+                ),
             )
             return
 
