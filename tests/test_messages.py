@@ -83,7 +83,7 @@ def test_help_and_notes_are_printed_after_the_frame():
                                       "  = note: one rank's failure leaves the others waiting"]
 
 
-def test_notes_reach_the_formats_with_one_text_per_finding():
+def test_notes_and_help_reach_the_formats_with_one_text_per_finding():
     import io
     import json
 
@@ -96,12 +96,17 @@ def test_notes_reach_the_formats_with_one_text_per_finding():
                    help="add --kill-on-bad-exit=1", notes=("the others wait",))
     results = [FileResult("job.sh", source, [d])]
     rendered = {}
-    for name in ("github", "sarif", "json"):
+    for name in ("github", "sarif", "json", "junit", "gitlab"):
         out = io.StringIO()
         formatter(name)(results, out)
         rendered[name] = out.getvalue()
-    assert rendered["github"].rstrip().endswith("::first line%0Anote: the others wait")
-    assert json.loads(rendered["sarif"])["runs"][0]["results"][0]["message"]["text"] == "first line\nnote: the others wait"
+    assert rendered["github"].rstrip().endswith(
+        "::first line%0Anote: the others wait%0Ahelp: add --kill-on-bad-exit=1")
+    assert (json.loads(rendered["sarif"])["runs"][0]["results"][0]["message"]["text"]
+            == "first line\nnote: the others wait\nhelp: add --kill-on-bad-exit=1")
+    assert "\n    note: the others wait\n    help: add --kill-on-bad-exit=1" in rendered["junit"]
+    [issue] = json.loads(rendered["gitlab"])
+    assert issue["content"]["body"] == "note: the others wait\nhelp: add --kill-on-bad-exit=1"
     [finding] = json.loads(rendered["json"])
     assert (finding["message"], finding["help"], finding["notes"]) == ("first line", "add --kill-on-bad-exit=1",
                                                                         ["the others wait"])

@@ -70,12 +70,20 @@ def summarize(results: List[FileResult]) -> Summary:
 
 
 def with_notes(result: FileResult, d: Diagnostic) -> str:
-    """A finding's message and its note lines, for formats with one text per finding (SARIF,
-    GitHub annotations): what the text format prints as ``= note:`` lines is not lost there."""
+    """A finding's message, its note lines and its help line, for formats with one text per
+    finding (SARIF, GitHub annotations, JUnit): what the text format prints as ``= note:`` and
+    ``= help:`` lines is not lost there."""
     text = result.redact(d.message)
-    for note in d.notes:
-        text += "\nnote: " + result.redact(note)
-    return text
+    details = explanation(result, d)
+    return f"{text}\n{details}" if details else text
+
+
+def explanation(result: FileResult, d: Diagnostic) -> str:
+    """The note and help lines of a finding, one per line, or ``""``."""
+    lines = ["note: " + result.redact(note) for note in d.notes]
+    if d.help:
+        lines.append("help: " + result.redact(d.help))
+    return "\n".join(lines)
 
 
 def formatter(name: str) -> Callable:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from . import explanation
+
 
 def render(results, out, **_: object) -> None:
     suite = ET.Element("testsuite", name="sbatchlint")
@@ -20,6 +22,9 @@ def render(results, out, **_: object) -> None:
         for d in result.diagnostics:
             line, column = result.source.position(d.span.start)
             lines.append(f"{result.path}:{line}:{column}: {d.code} {result.redact(d.message)}")
+            details = explanation(result, d)
+            if details:
+                lines.extend("    " + detail for detail in details.split("\n"))
         failure = ET.SubElement(
             case, "failure", message=f"{len(result.diagnostics)} finding{'s' * (len(result.diagnostics) != 1)}",
             type="sbatchlint",
