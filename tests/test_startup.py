@@ -5,6 +5,7 @@ small script compiles only the few its checks need.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -134,3 +135,46 @@ def test_version_and_help_import_no_reporter_and_no_rule(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_the_entry_point_knows_every_command():
+    from sbatchlint.cli import main
+    from sbatchlint.start import COMMANDS
+
+    assert COMMANDS == set(main.commands)
+
+
+def _both_ways(args, cwd):
+    """(exit, stdout, stderr) of the command line through the entry point and through the full
+    option parser, each in a fresh interpreter."""
+    runs = []
+    for code in ("from sbatchlint.start import main; main()", "from sbatchlint.cli import main; main()"):
+        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+                              env={**os.environ, "NO_COLOR": "1"})
+        runs.append((done.returncode, done.stdout, done.stderr))
+    return runs
+
+
+@pytest.mark.parametrize("args", [
+    ["clean.sh"], ["bad.sh"], ["clean.sh", "bad.sh"], ["jobs"], ["missing.sh"], ["jobs", "missing.sh"],
+    ["empty"], ["--version"], ["bad.sh", "--quiet"], [],
+])
+def test_a_command_line_of_paths_gives_what_the_option_parser_gives(tmp_path, args):
+    (tmp_path / "clean.sh").write_text("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nsrun hostname\n")
+    (tmp_path / "bad.sh").write_text("#!/bin/bash\nsrun hostname\n#SBATCH --nodes=2\n")
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "train.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=2\nsrun python train.py $UNSET\n")
+    (tmp_path / "empty").mkdir()
+    fast, full = _both_ways(args, tmp_path)
+    assert fast == full
+    if args and args[0] in ("bad.sh", "missing.sh"):
+        assert fast[0] != 0 and (fast[1] + fast[2]).strip()  # the comparison saw a real finding or error
+
+
+def test_a_command_line_of_paths_imports_no_option_parser(tmp_path):
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n")
+    probe = ("import sys\nfrom sbatchlint.start import main\n"
+             "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
+             "print('click' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.stdout.splitlines()[-2:] == ["exit 0", "False"], done.stderr
