@@ -25,7 +25,7 @@ time), :class:`Unkept` says why and the caller offers no fix.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .lazyclass import dataclass, field
 from typing import List, Optional, Sequence
 
 from . import options as option_table

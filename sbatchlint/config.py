@@ -37,7 +37,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from dataclasses import dataclass, field
+from .lazyclass import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
+from .lazyclass import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import options as option_table

@@ -1,7 +1,7 @@
 """What a rule reports: a code, a span, a message and maybe a fix."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .lazyclass import dataclass, field
 from enum import Enum
 from typing import Optional, Tuple
 

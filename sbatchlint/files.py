@@ -6,7 +6,7 @@ import os
 import signal
 import stat
 import tempfile
-from dataclasses import dataclass
+from .lazyclass import dataclass
 from typing import Iterator, List, Optional, Protocol
 
 from .lazyre import lazy

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from .lazyclass import dataclass, field
 from typing import Callable, Dict, List, Sequence, Tuple
 
 from .diagnostics import Applicability, Diagnostic, Edit, Fix

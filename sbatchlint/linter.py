@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass, field
+from .lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence
 
 from . import registry, suppressions

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from .lazyclass import dataclass
 from typing import List, Optional, Sequence, Set, Tuple
 
 from . import options as option_table

@@ -37,7 +37,7 @@ beyond building the tables.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .lazyclass import dataclass
 from .lazyre import lazy
 
 __all__ = [

@@ -8,7 +8,7 @@ sets to TP when it is not given. Tensor parallelism alone does not reduce the ex
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .lazyclass import dataclass
 from typing import Dict, List, Optional, Tuple
 
 

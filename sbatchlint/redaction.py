@@ -21,7 +21,7 @@ hook) can use it. The analysis that finds secrets with the shell model lives in
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from .lazyclass import dataclass
 from functools import lru_cache
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 

@@ -3,7 +3,7 @@ for one file, which can run in a worker process (``-j``)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from .lazyclass import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import cache, config as config_module

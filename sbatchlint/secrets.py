@@ -21,7 +21,7 @@ Placeholders are not secrets: ``hf_your_token_here``, ``<YOUR_HF_TOKEN>``, ``cha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from .lazyclass import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
+from .lazyclass import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types

@@ -8,7 +8,7 @@ recorded, so that unused ones can be reported.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from .lazyclass import dataclass, field
 from typing import List, Set, Tuple
 
 from .diagnostics import Diagnostic

@@ -18,7 +18,7 @@ since long before 22.05:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ..lazyre import lazy

@@ -33,7 +33,7 @@ has a profile.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import Any, List, Optional, Tuple
 
 from ..lazyre import lazy

@@ -10,7 +10,7 @@ exception), and only for inputs that can be read again (not stdin).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import BinaryIO, List, Optional
 
 from . import lines as L

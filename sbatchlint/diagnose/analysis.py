@@ -12,7 +12,7 @@ differ), reported as such.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import catalog

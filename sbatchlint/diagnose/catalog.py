@@ -7,7 +7,7 @@ one gives its own id.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from textwrap import dedent
 from typing import Dict, Tuple
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from . import lines as L

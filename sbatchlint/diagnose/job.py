@@ -6,7 +6,7 @@ exit codes alongside the log: TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, a ``0:53`` laun
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import Dict, List, Optional, Tuple
 
 

@@ -3,7 +3,7 @@ rank or host wrote it) and its time stamp, if it carries one."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import List, Optional, Tuple
 from ..lazyre import lazy
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field, replace
+from ..lazyclass import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .job import JobRecord, StepRecord, expand_hostlist

@@ -13,7 +13,7 @@ Entry point: ``build_array_outputs(script)``, that is ``Script.array_outputs``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..lazyre import lazy

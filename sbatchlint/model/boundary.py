@@ -19,7 +19,7 @@ pick the names they care about.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
 from tree_sitter import Node

@@ -14,7 +14,7 @@ and name the branch that triggers a finding (``describe_branch``): "the `else` b
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 from ..shell import ancestors

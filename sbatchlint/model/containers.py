@@ -28,7 +28,7 @@ import bisect
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .. import options as option_table

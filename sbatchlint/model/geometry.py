@@ -89,7 +89,7 @@ The rules ``task_counts`` draws from them:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from .. import options as option_table

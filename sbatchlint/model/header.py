@@ -13,7 +13,7 @@ gives ``--nodes`` the value ``=2``. (Each of these was checked against sbatch 22
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import options as sbatch_options

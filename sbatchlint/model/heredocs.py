@@ -11,7 +11,7 @@ sbatch reads the body; a quoted one (``<<'EOF'``) is passed on as written.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import List, Optional, Tuple
 
 from .. import shell

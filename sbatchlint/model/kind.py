@@ -9,7 +9,7 @@ it).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import Optional
 
 from .. import shell

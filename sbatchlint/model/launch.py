@@ -43,7 +43,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from itertools import product
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 

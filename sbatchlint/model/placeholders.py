@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from .. import options as option_table

@@ -19,7 +19,7 @@ Entry point: ``build_self_directory(script)``, that is ``Script.self_directory_u
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from ..lazyre import lazy

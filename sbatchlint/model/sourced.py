@@ -27,7 +27,7 @@ knows: ``SourcedFile.resolved`` is False and the variables it may set are unknow
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..cache import probe  # what is read for a script is part of its cached result

@@ -10,7 +10,7 @@ expanded early from an escaped ``\\$X`` the task expands itself.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from tree_sitter import Node, Tree

@@ -17,7 +17,7 @@ the task string sets it: a test of it says nothing about which tasks run the com
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from ..lazyclass import dataclass, replace
 from typing import List, Optional, Tuple
 
 from tree_sitter import Node

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from tree_sitter import Node

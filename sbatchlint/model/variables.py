@@ -21,7 +21,7 @@ Scopes:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import Dict, FrozenSet, Optional, Tuple
 
 TASK, NODE, STEP, LAUNCHER, LAUNCHER_WIDE, GPU, JOB = "task", "node", "step", "launcher", "launcher-wide", "gpu", "job"

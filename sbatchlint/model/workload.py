@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, List, Optional
 

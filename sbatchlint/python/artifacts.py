@@ -8,7 +8,7 @@ barrier until the timeout. Calls into the file's own functions are followed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst

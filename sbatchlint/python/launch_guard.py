@@ -14,7 +14,7 @@ in os.environ`` (``and`` where the test means "missing", ``or`` where it means "
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst

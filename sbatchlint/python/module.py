@@ -18,7 +18,7 @@ import io
 import re
 import sys
 import tokenize
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from functools import cached_property
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple

@@ -12,7 +12,7 @@ ranks waiting before rank 0 starts it: they give up at the process-group timeout
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst

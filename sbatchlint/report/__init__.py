@@ -3,7 +3,7 @@ secret's value: messages, code frames, fix contents and diffs go through ``redac
 values and spans the runner found (reporters build no model)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..lazyclass import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 from ..diagnostics import Diagnostic, Severity

@@ -6,7 +6,7 @@ read from its examples, never declared twice.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from textwrap import dedent
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 

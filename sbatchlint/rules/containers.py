@@ -4,7 +4,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass
+from ..lazyclass import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .. import options as option_table
