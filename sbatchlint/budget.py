@@ -25,11 +25,11 @@ time), :class:`Unkept` says why and the caller offers no fix.
 """
 from __future__ import annotations
 
-from .lazyclass import dataclass, field
 from typing import List, Optional, Sequence
 
 from . import options as option_table
 from .diagnostics import Edit
+from .lazyclass import dataclass, field
 from .model.geometry import geometry, gpu_total, parse_count, step_option
 from .model.steps import Step
 from .source import Span

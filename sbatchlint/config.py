@@ -37,11 +37,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from .lazyclass import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 
 from .diagnostics import Severity
+from .lazyclass import dataclass, field
 
 CONFIG_NAMES = (".sbatchlint.toml", "pyproject.toml")
 PROFILE_NAME = ".sbatchlint-cluster.toml"  # a cluster profile of its own (``cluster/profile.py``)

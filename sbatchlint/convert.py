@@ -31,12 +31,12 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from .lazyclass import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import options as option_table
 from . import redaction, secrets
 from . import shell
+from .lazyclass import dataclass, field
 from .model.launch import (
     ACCELERATE,
     DEEPSPEED,

@@ -1,10 +1,10 @@
 """What a rule reports: a code, a span, a message and maybe a fix."""
 from __future__ import annotations
 
-from .lazyclass import dataclass, field
 from enum import Enum
 from typing import Optional, Tuple
 
+from .lazyclass import dataclass, field
 from .source import Span
 
 

@@ -6,9 +6,9 @@ import os
 import signal
 import stat
 import tempfile
-from .lazyclass import dataclass
 from typing import Iterator, List, Optional, Protocol
 
+from .lazyclass import dataclass
 from .lazyre import lazy
 
 SCRIPT_SUFFIXES = (".sh", ".sbatch", ".slurm", ".sub", ".bash")

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from .lazyclass import dataclass, field
 from typing import Callable, Dict, List, Sequence, Tuple
 
 from .diagnostics import Applicability, Diagnostic, Edit, Fix
+from .lazyclass import dataclass, field
 from .source import Source
 
 MAX_PASSES = 12

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import gc
-from .lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence
 
 from . import registry, suppressions
 from .codes import CODES
 from .diagnostics import Severity
 from .diagnostics import Diagnostic
+from .lazyclass import dataclass, field
 from .source import Source, Span
 
 if TYPE_CHECKING:

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from .lazyclass import dataclass
 from typing import List, Optional, Sequence, Set, Tuple
 
 from . import options as option_table
 from .diagnostics import Edit, Fix
+from .lazyclass import dataclass
 from .model.containers import command_pieces, site_span
 from . import budget
 from .budget import Unkept

@@ -8,8 +8,9 @@ sets to TP when it is not given. Tensor parallelism alone does not reduce the ex
 """
 from __future__ import annotations
 
-from .lazyclass import dataclass
 from typing import Dict, List, Optional, Tuple
+
+from .lazyclass import dataclass
 
 
 def expert_group(sizes: Dict[str, int]) -> Tuple[List[str], List[int], int]:

@@ -21,11 +21,11 @@ hook) can use it. The analysis that finds secrets with the shell model lives in
 from __future__ import annotations
 
 import re
-from .lazyclass import dataclass
 from functools import lru_cache
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .diagnostics import Edit
+from .lazyclass import dataclass
 from .source import Source, Span
 from .lazyre import lazy
 

@@ -3,10 +3,10 @@ for one file, which can run in a worker process (``-j``)."""
 from __future__ import annotations
 
 import os
-from .lazyclass import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import cache, config as config_module
+from .lazyclass import dataclass, field
 from .linter import Options, RuleFailure, Selection, build, fix as run_fix, is_python, lint
 from .report import FileResult
 from .source import InputError, Source
@@ -34,6 +34,7 @@ class Resolver:
         self.known = list(known_codes)
         self._configs: Dict[Optional[str], config_module.Config] = {}
         self._profiles: Dict[str, object] = {}
+        self._closest: Dict[Tuple[str, str], Optional[str]] = {}  # (kind, directory) -> file found
         self.forced = None
         if cli.config_path:
             self.forced = config_module.load(cli.config_path, self.known)
@@ -43,10 +44,21 @@ class Resolver:
             return config_module.Config()
         if self.forced is not None:
             return self.forced
-        location = config_module.find(path if path != "-" else os.getcwd())
+        location = self._find("config", path)
         if location not in self._configs:
             self._configs[location] = config_module.load(location, self.known) if location else config_module.Config()
         return self._configs[location]
+
+    def _find(self, kind: str, path: str) -> Optional[str]:
+        """The closest configuration (or cluster profile) file for ``path``, looked up once per
+        directory: a tree's files share theirs."""
+        path = path if path != "-" else os.getcwd()
+        directory = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+        key = (kind, directory)
+        if key not in self._closest:
+            find = config_module.find if kind == "config" else config_module.find_profile
+            self._closest[key] = find(directory)
+        return self._closest[key]
 
     def options_for(self, path: str) -> Options:
         cfg = self.config_for(path)
@@ -78,7 +90,7 @@ class Resolver:
 
     def profile_for(self, path: str):
         """The cluster profile in the closest ``.sbatchlint-cluster.toml``, or None."""
-        location = config_module.find_profile(path if path != "-" else os.getcwd())
+        location = self._find("profile", path)
         if location is None:
             return None
         if location not in self._profiles:
@@ -143,15 +155,37 @@ def run_job(job: Job) -> FileResult:
         return _lint_source(job, source)
     assert job.cache is not None
     entry_key = cache.key(source.data, job.path, job.display, job.options)
-    found = cache.load(job.cache, entry_key, job.display)
-    if found is not None:
-        result = FileResult(job.display, source)
-        result.diagnostics, result.launched, result.skipped = found
+    result = _stored(job, source, entry_key)
+    if result is not None:
         return result
     with cache.Recording() as probes:
         result = _lint_source(job, source)
     cache.store(job.cache, entry_key, result, probes)
     return result
+
+
+def _stored(job: Job, source: Source, entry_key: str) -> Optional[FileResult]:
+    found = cache.load(job.cache, entry_key, job.display)
+    if found is None:
+        return None
+    result = FileResult(job.display, source)
+    result.diagnostics, result.launched, result.skipped = found
+    return result
+
+
+def stored_result(job: Job) -> Optional[FileResult]:
+    """``run_job(job)`` when the cache holds its result, else None (nothing is linted)."""
+    if job.error or not cache.cacheable(job) or (_STOP is not None and _STOP.is_set()):
+        return None
+    assert job.cache is not None
+    if not os.path.isdir(job.cache):
+        return None
+    try:
+        source = Source.read(job.path)
+    except InputError:
+        return None
+    source.path = job.display
+    return _stored(job, source, cache.key(source.data, job.path, job.display, job.options))
 
 
 def _lint_source(job: Job, source: Source) -> FileResult:
@@ -401,10 +435,18 @@ def _worker_start(stop) -> None:
 def run_all(jobs: List[Job], workers: int = 0):
     """Results in the order of ``jobs`` (whatever the processes), computed by ``workers``
     processes (see ``workers_for``; 1: in this one)."""
+    requested = workers
     workers = min(workers_for(len(jobs), workers), len(jobs))
     if workers <= 1:
         for job in jobs:
             yield run_job(job)
+        return
+    # results the cache holds are read here: a run over an unchanged tree starts no process
+    stored = [stored_result(job) for job in jobs]
+    if any(result is not None for result in stored):
+        rest = run_all([job for job, result in zip(jobs, stored) if result is None], requested)
+        for result in stored:
+            yield result if result is not None else next(rest)
         return
     import multiprocessing
     import signal

@@ -21,13 +21,13 @@ Placeholders are not secrets: ``hf_your_token_here``, ``<YOUR_HF_TOKEN>``, ``cha
 from __future__ import annotations
 
 import re
-from .lazyclass import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from . import options as option_table
 
 from .diagnostics import Edit
+from .lazyclass import dataclass
 from .redaction import (
     byte_shapes,
     shape_matches,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from .lazyclass import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
@@ -29,6 +28,7 @@ from pygls.lsp.server import LanguageServer
 
 from . import __version__
 from .diagnostics import Diagnostic, Severity
+from .lazyclass import dataclass
 from .source import Source
 
 DEBOUNCE = 0.3  # seconds of quiet after a change before the document is linted again

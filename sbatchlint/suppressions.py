@@ -8,10 +8,10 @@ recorded, so that unused ones can be reported.
 from __future__ import annotations
 
 import re
-from .lazyclass import dataclass, field
 from typing import List, Set, Tuple
 
 from .diagnostics import Diagnostic
+from .lazyclass import dataclass, field
 from .source import Source, Span
 from .lazyre import lazy
 

@@ -198,3 +198,23 @@ def test_no_secret_is_written_to_the_cache(project):
     for folder, _dirs, files in os.walk(project / cache.DIRECTORY_NAME):
         for name in files:
             assert token not in open(os.path.join(folder, name), encoding="utf-8", errors="replace").read()
+
+
+def test_a_parallel_run_over_an_unchanged_tree_starts_no_process(project, monkeypatch):
+    import concurrent.futures
+
+    for index in range(20):
+        (project / f"job{index}.sh").write_text(JOB if index % 2 else LATE)
+    first = CliRunner().invoke(main, ["-j", "2", "."], catch_exceptions=False)
+    assert first.exit_code == 1 and "SBL003" in first.output
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a worker process was started")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
+    second = CliRunner().invoke(main, ["-j", "2", "."], catch_exceptions=False)
+    assert (second.exit_code, second.output) == (first.exit_code, first.output)
+    (project / "job3.sh").write_text(LATE + "echo changed\n")  # one file changed: linted here, in order
+    third = CliRunner().invoke(main, ["-j", "2", "."], catch_exceptions=False)
+    assert project.linted == ["job3.sh"]
+    assert third.output.count("SBL003") == first.output.count("SBL003") + 1

@@ -18,9 +18,9 @@ since long before 22.05:
 from __future__ import annotations
 
 import re
-from ..lazyclass import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from ..lazyclass import dataclass, field
 from ..lazyre import lazy
 
 _VERSION = lazy(r"(\d+)\.(\d+)(?:\.(\d+))?")

@@ -33,9 +33,9 @@ has a profile.
 from __future__ import annotations
 
 import re
-from ..lazyclass import dataclass
 from typing import Any, List, Optional, Tuple
 
+from ..lazyclass import dataclass
 from ..lazyre import lazy
 from . import parse
 from ..config import PROFILE_NAME

@@ -10,13 +10,13 @@ exception), and only for inputs that can be read again (not stdin).
 from __future__ import annotations
 
 import os
-from ..lazyclass import dataclass, field
 from typing import BinaryIO, List, Optional
 
 from . import lines as L
 from .analysis import Finding, Verdict, analyse
 from .events import Collector
 from .job import JobRecord
+from ..lazyclass import dataclass, field
 from .reader import PREFILTER, SECOND_PASS, InputError, Log, scan
 from ..lazyre import lazy
 

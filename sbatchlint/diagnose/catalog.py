@@ -7,9 +7,10 @@ one gives its own id.
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from textwrap import dedent
 from typing import Dict, Tuple
+
+from ..lazyclass import dataclass
 
 
 @dataclass(frozen=True)

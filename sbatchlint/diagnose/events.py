@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter, OrderedDict
-from ..lazyclass import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from . import lines as L
+from ..lazyclass import dataclass, field
 from .reader import STOP, Cursor
 from ..lazyre import lazy
 

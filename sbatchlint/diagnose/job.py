@@ -6,8 +6,9 @@ exit codes alongside the log: TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, a ``0:53`` laun
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from typing import Dict, List, Optional, Tuple
+
+from ..lazyclass import dataclass
 
 
 def split_exit(value: Optional[str]) -> Tuple[Optional[int], Optional[int]]:

@@ -3,8 +3,8 @@ rank or host wrote it) and its time stamp, if it carries one."""
 from __future__ import annotations
 
 import re
-from ..lazyclass import dataclass
 from typing import List, Optional, Tuple
+from ..lazyclass import dataclass
 from ..lazyre import lazy
 
 # -- cleaning ------------------------------------------------------------------------------------

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 import shlex
-from ..lazyclass import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .job import JobRecord, StepRecord, expand_hostlist
+from ..lazyclass import dataclass, field, replace
 from ..lazyre import lazy
 from ..slurm_commands import run
 

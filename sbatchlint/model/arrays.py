@@ -13,9 +13,9 @@ Entry point: ``build_array_outputs(script)``, that is ``Script.array_outputs``.
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
+from ..lazyclass import dataclass
 from ..lazyre import lazy
 from ..source import Span
 from .values import Value

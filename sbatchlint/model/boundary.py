@@ -19,7 +19,6 @@ pick the names they care about.
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
 from tree_sitter import Node
@@ -27,6 +26,7 @@ from tree_sitter import Node
 from .. import options as option_table
 from .. import shell
 from ..diagnostics import Edit
+from ..lazyclass import dataclass, field
 from ..shell import ancestors, node_span
 from ..source import Span
 from .steps import task_tree

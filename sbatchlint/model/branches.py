@@ -14,9 +14,9 @@ and name the branch that triggers a finding (``describe_branch``): "the `else` b
 from __future__ import annotations
 
 import posixpath
-from ..lazyclass import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
+from ..lazyclass import dataclass
 from ..shell import ancestors
 from ..source import Span
 from . import steps as step_model

@@ -28,10 +28,10 @@ import bisect
 
 import posixpath
 import re
-from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .. import options as option_table
+from ..lazyclass import dataclass, field
 from ..source import Span
 from . import steps as step_model
 from .steps import Command, Step, StepOption

@@ -89,10 +89,10 @@ The rules ``task_counts`` draws from them:
 from __future__ import annotations
 
 import re
-from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from .. import options as option_table
+from ..lazyclass import dataclass, field
 from ..source import Span
 from ..lazyre import lazy
 

@@ -13,10 +13,10 @@ gives ``--nodes`` the value ``=2``. (Each of these was checked against sbatch 22
 from __future__ import annotations
 
 import re
-from ..lazyclass import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import options as sbatch_options
+from ..lazyclass import dataclass, field
 from ..source import Source, Span
 from ..lazyre import lazy
 

@@ -11,10 +11,10 @@ sbatch reads the body; a quoted one (``<<'EOF'``) is passed on as written.
 from __future__ import annotations
 
 import posixpath
-from ..lazyclass import dataclass
 from typing import List, Optional, Tuple
 
 from .. import shell
+from ..lazyclass import dataclass
 from ..source import Span
 
 _WRITERS = ("cat", "tee")

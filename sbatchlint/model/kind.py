@@ -9,10 +9,10 @@ it).
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from typing import Optional
 
 from .. import shell
+from ..lazyclass import dataclass
 from ..source import Span
 from ..lazyre import lazy
 

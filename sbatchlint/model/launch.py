@@ -43,11 +43,11 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from ..lazyclass import dataclass, field
 from itertools import product
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from .. import options as option_table
+from ..lazyclass import dataclass, field
 from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .branches import alternative_groups

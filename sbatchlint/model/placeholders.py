@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from ..lazyclass import dataclass
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from .. import options as option_table
 from .. import shell
+from ..lazyclass import dataclass
 from ..source import Span
 from ..lazyre import lazy
 

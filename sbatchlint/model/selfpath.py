@@ -19,9 +19,9 @@ Entry point: ``build_self_directory(script)``, that is ``Script.self_directory_u
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
+from ..lazyclass import dataclass
 from ..lazyre import lazy
 from ..shell import ancestors, node_span
 from ..source import Span

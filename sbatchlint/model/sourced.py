@@ -27,10 +27,10 @@ knows: ``SourcedFile.resolved`` is False and the variables it may set are unknow
 from __future__ import annotations
 
 import os
-from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..cache import probe  # what is read for a script is part of its cached result
+from ..lazyclass import dataclass, field
 from ..lazyre import lazy
 from ..source import Span
 

@@ -10,13 +10,13 @@ expanded early from an escaped ``\\$X`` the task expands itself.
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from tree_sitter import Node, Tree
 
 from .. import options as option_table
 from .. import shell
+from ..lazyclass import dataclass, field
 from ..shell import ancestors, node_span
 from ..source import Span
 from .values import Piece, Value, Values, Word, cached_property

@@ -17,12 +17,12 @@ the task string sets it: a test of it says nothing about which tasks run the com
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass, replace
 from typing import List, Optional, Tuple
 
 from tree_sitter import Node
 
 from .. import options as option_table
+from ..lazyclass import dataclass, replace
 from ..source import Span
 from . import variables
 from .geometry import geometry

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import bisect
 
-from ..lazyclass import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from tree_sitter import Node
 
+from ..lazyclass import dataclass, field
 from ..shell import ancestors, inner, may_cut_words, node_span, only_assignments, parameter_length, word_chain
 from ..source import Span
 from ..lazyre import lazy

@@ -21,8 +21,9 @@ Scopes:
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from typing import Dict, FrozenSet, Optional, Tuple
+
+from ..lazyclass import dataclass
 
 TASK, NODE, STEP, LAUNCHER, LAUNCHER_WIDE, GPU, JOB = "task", "node", "step", "launcher", "launcher-wide", "gpu", "job"
 # What an index variable counts: the task's rank in the step, its index on its node, its node's index.

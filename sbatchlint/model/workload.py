@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from ..lazyclass import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, List, Optional
 
 from .launch import DEEPSPEED, SRUN_NATIVE, TORCH_LAUNCH, TORCHRUN, EntryPoint, Launch, classify_entry
+from ..lazyclass import dataclass, field
 from .steps import Command, Step
 from .values import Word
 from ..lazyre import lazy

@@ -8,11 +8,11 @@ barrier until the timeout. Calls into the file's own functions are followed.
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from ..lazyclass import dataclass
 from .module import PythonModule
 from .nodes import last_name, walk
 

@@ -14,11 +14,11 @@ in os.environ`` (``and`` where the test means "missing", ``or`` where it means "
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ..lazyclass import dataclass
 from ..model import variables as env_table
 from .module import PythonModule, deep_recursion
 from .nodes import argument, last_name, string_value, walk

@@ -18,7 +18,6 @@ import io
 import re
 import sys
 import tokenize
-from ..lazyclass import dataclass
 from functools import cached_property
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -31,6 +30,7 @@ with warnings.catch_warnings():  # libcst 1.0's metadata package imports depreca
     from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Edit
+from ..lazyclass import dataclass
 from ..source import Source, Span
 from ..lazyre import lazy
 

@@ -12,11 +12,11 @@ ranks waiting before rank 0 starts it: they give up at the process-group timeout
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from ..lazyclass import dataclass
 from ..model import variables
 from .module import PythonModule, deep_recursion
 from .nodes import argument, last_name, string_value, walk

@@ -3,11 +3,11 @@ secret's value: messages, code frames, fix contents and diffs go through ``redac
 values and spans the runner found (reporters build no model)."""
 from __future__ import annotations
 
-from ..lazyclass import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 from ..diagnostics import Diagnostic, Severity
 from ..formats import FORMATS  # noqa: F401  (re-exported: the formats this package renders)
+from ..lazyclass import dataclass, field
 from ..source import Source, Span
 
 

@@ -6,11 +6,11 @@ read from its examples, never declared twice.
 """
 from __future__ import annotations
 
-from ..lazyclass import dataclass
 from textwrap import dedent
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import Diagnostic, Fix, Severity
+from ..lazyclass import dataclass
 from ..source import Span
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from ..lazyclass import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
+from ..lazyclass import dataclass
 from ..model.containers import (
     CACHE_DEFAULTS,
     CACHE_LEAVES,
