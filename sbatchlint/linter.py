@@ -100,12 +100,12 @@ def lint(source: Source, options: Optional[Options] = None, model=None,
         return _lint(source, options, model, failures)
     finally:
         if owned and model is not None:
-            _let_go(model)
+            let_go(model)
         if was_enabled:
             gc.enable()
 
 
-def _let_go(model) -> None:
+def let_go(model) -> None:
     """Free the model ``lint`` built at once rather than leave it to the cyclic collector: its
     own reference cycles are cut (task commands lose their step, launches their variants) and its
     analyses dropped. Only for a model nobody else holds."""

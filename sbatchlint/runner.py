@@ -2,12 +2,13 @@
 for one file, which can run in a worker process (``-j``)."""
 from __future__ import annotations
 
+import gc
 import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import cache, config as config_module
 from .lazyclass import dataclass, field
-from .linter import Options, RuleFailure, Selection, build, fix as run_fix, is_python, lint
+from .linter import Options, RuleFailure, Selection, build, fix as run_fix, is_python, let_go, lint
 from .report import FileResult
 from .source import InputError, Source
 
@@ -196,6 +197,12 @@ def _lint_source(job: Job, source: Source) -> FileResult:
     result = FileResult(job.display, source)
     failures: List[RuleFailure] = []
     problems: List[Tuple[str, str]] = []  # (kind, message), reported in this order
+    # The model is a great many small objects that live until the file is done: as ``lint``
+    # does for the rules, the cyclic collector is held off while it is built and read (the
+    # secrets scan and the launched files read most of it), and the model is let go at the end.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    model = None
     try:
         original = source
         _hide(result, source, text_scan(source))
@@ -244,6 +251,11 @@ def _lint_source(job: Job, source: Source) -> FileResult:
         problems.append(("internal", f"{job.display}: too deeply nested to analyse"))
     except Exception as err:  # a bug outside the rules: report it for this file and go on
         problems.append(("internal", f"{job.display}: internal error: {type(err).__name__}: {err}"))
+    finally:
+        if model is not None:
+            let_go(model)
+        if was_enabled:
+            gc.enable()
     reported = set()
     for failure in failures:  # the fix passes run the rules again: one line per distinct failure
         message = failure.describe()
