@@ -54,7 +54,7 @@ from .model import variables
 from .model.steps import Step
 from .model.tasks import tasks_running
 from .model.workload import Workload, classify
-from .shell import walk
+from .shell import quoted_interior, walk
 from .source import Source, Span
 
 # torchrun options that only describe the rendezvous or the per-node process count: srun and
@@ -436,8 +436,8 @@ def _check_local(script, span: Span) -> None:
     if node is None:
         raise Refused("the launcher is not written inside one string or command")
     if node.type in ("string", "raw_string", "ansi_c_string"):
-        quote_open = 2 if node.type == "ansi_c_string" else 1
-        if span.start < node.start_byte + quote_open or span.end > node.end_byte - 1:
+        interior = quoted_interior(node, script.data)
+        if span.start < interior.start or span.end > interior.end:
             raise Refused("the launcher's words cross a quote")
     for child in node.children:
         if node.type in ("string", "heredoc_body") and child.type in ("string_content", "heredoc_content", '"'):

@@ -42,6 +42,7 @@ from .redaction import (
     text_scan,
     text_secrets,
 )
+from .shell import quoted_interior
 from .source import Source, Span
 from .lazyre import lazy
 
@@ -657,10 +658,8 @@ def build_secret_variables(script: "Script") -> Set[str]:
             node = assignment.value_node
             if node is None:
                 continue
-            start, end = node.start_byte, node.end_byte
-            if node.type in ("string", "raw_string"):
-                start, end = start + 1, end - 1
-            if Span(start, end) in spans:  # the whole value is a credential
+            span = quoted_interior(node, script.data) if node.type in ("string", "raw_string") else Span(node.start_byte, node.end_byte)
+            if span in spans:  # the whole value is a credential
                 names.add(name)
     return names
 

@@ -380,6 +380,22 @@ def word_chain(node: Node, data: bytes) -> List[Node]:
         current = following
 
 
+def quoted_interior(node: Node, data: bytes) -> Span:
+    """The bytes between the quotes of a quoted string node (``"…"``, ``$"…"``, ``'…'``,
+    ``$'…'``). A string the file leaves open has no closing quote to take off: tree-sitter closes
+    it with a zero-width missing ``"`` at the end of the file (``X="`` as the last line), so its
+    text runs to the node's end. Never a span that ends before it starts."""
+    span = node_span(node, data)
+    opener = 2 if data[span.start : span.start + 1] == b"$" else 1
+    start = min(span.start + opener, span.end)
+    last = node.child(node.child_count - 1) if node.child_count else None
+    while last is not None and last.type == "string":  # $"…": the quotes belong to the inner string
+        last = last.child(last.child_count - 1) if last.child_count else None
+    closed = span.end - span.start > opener and (last is None or not last.is_missing)
+    end = span.end - 1 if closed else span.end
+    return Span(start, max(start, end))
+
+
 def inner(node: Node) -> Node:
     """The word node of a ``command_name`` (the node itself otherwise)."""
     if node.type == "command_name" and node.named_child_count == 1:

@@ -2,7 +2,8 @@
 tests (``tests/test_properties.py``, hypothesis) and the longer local run (``bench/fuzz.py``).
 
 A mutation is a list of operations applied in order to a generated script (``scriptgen``):
-lines deleted, duplicated or swapped, the file cut short, a line cut in the middle, a character
+lines deleted, duplicated or swapped, the file cut short (anywhere, or right after a quote, a
+``$``, a bracket, ``=`` or ``\\``: a command cut in the middle), a line cut in the middle, a character
 changed, a shell fragment inserted (an unclosed quote, ``$(``, ``fi``, ``<<EOF``…). Every number
 in an operation is taken modulo what it indexes, so any list of operations applies to any file.
 
@@ -29,7 +30,9 @@ SNIPPETS = (
 )
 
 Op = Tuple[str, int, int]
-KINDS = ("delete", "truncate", "duplicate", "swap", "insert", "cut-line", "flip")
+KINDS = ("delete", "truncate", "duplicate", "swap", "insert", "cut-line", "flip", "cut-at-token")
+# where "cut-at-token" may end the file: right after one of these bytes
+TOKEN_ENDS = frozenset(b"\"'`$(){}=\\")
 
 
 def apply(data: bytes, ops: Sequence[Op]) -> bytes:
@@ -59,6 +62,11 @@ def apply(data: bytes, ops: Sequence[Op]) -> bytes:
             line = lines[index]
             keep = b % (len(line) + 1)
             lines[index] = line[:keep] + (b"\n" if line.endswith(b"\n") else b"")
+        elif kind == "cut-at-token":
+            marks = [i + 1 for i, byte in enumerate(data) if byte in TOKEN_ENDS]
+            if marks:
+                data = data[: marks[a % len(marks)]]
+            continue
         elif kind == "flip":
             if data:
                 position = a % len(data)

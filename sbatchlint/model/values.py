@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequ
 from tree_sitter import Node
 
 from ..lazyclass import dataclass, field
-from ..shell import ancestors, inner, may_cut_words, node_span, only_assignments, parameter_length, word_chain
+from ..shell import (
+    ancestors, inner, may_cut_words, node_span, only_assignments, parameter_length, quoted_interior, word_chain,
+)
 from ..source import Span
 from ..lazyre import lazy
 from .variables import ALWAYS_SET
@@ -971,12 +973,10 @@ class Values:
         if kind in ("word", "number", "variable_name", "special_variable_name", "test_operator", "regex", "extglob_pattern"):
             return [Value(tuple(self._unquoted_literal(node, quote)))]
         if kind == "raw_string":
-            span = node_span(node, data)
-            inner = Span(span.start + 1, max(span.start + 1, span.end - 1))
+            inner = quoted_interior(node, data)
             return [Value((Piece(self._slice(inner), inner, "'"),))]
         if kind == "ansi_c_string":
-            span = node_span(node, data)
-            inner = Span(span.start + 2, max(span.start + 2, span.end - 1))
+            inner = quoted_interior(node, data)
             raw = self._slice(inner)
             if "\\" in raw:
                 try:
@@ -1061,9 +1061,8 @@ class Values:
         return pieces
 
     def _double_quoted(self, node: Node, depth: int) -> List[Value]:
-        span = node_span(node, self.data)
-        opener = 2 if self.data[span.start : span.start + 1] == b"$" else 1
-        inner_start, inner_end = span.start + opener, span.end - 1
+        interior = quoted_interior(node, self.data)
+        inner_start, inner_end = interior.start, interior.end
         parts: List[List[Value]] = []
         position = inner_start
         for child in node.named_children:
