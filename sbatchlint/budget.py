@@ -17,8 +17,16 @@ functions here return the edits that keep each node's budget:
   follows the CPUs, so it is unchanged when they are; when the CPUs per node must grow, it is
   written as the ``--mem`` per node the job had.
 - GPUs: ``--gpus-per-node``, ``--gres=gpu:N`` and ``--gpus`` stay. ``--gpus-per-task=G`` is
-  rewritten as ``--gpus-per-node=<G × old tasks per node>``. A per-task GPU binding
-  (``--gpu-bind``, ``--ntasks-per-gpu``) has no per-node equivalent: no fix.
+  rewritten as ``--gpus-per-node=<G × old tasks per node>``.
+- GPU binding (header, steps, or a step inheriting the header's): ``--gpu-bind=none`` binds
+  nothing and stays. ``per_task:G`` (G GPUs per task) becomes ``per_task:<G × old / new>`` and
+  ``single:N`` (N tasks per GPU) ``single:<N × new / old>``, so the tasks of a node are bound to
+  the GPUs they were bound to before. ``--ntasks-per-gpu=N`` cannot stand next to the
+  ``--ntasks-per-node`` the fix writes (sbatch refuses the pair): it becomes the binding it
+  implied, ``--gpu-bind=single:<N × new / old>`` (or goes, next to an explicit ``--gpu-bind``),
+  when the job asks its GPUs by a count of its own. ``closest`` (the GPUs near a task's CPUs,
+  which move with the task count), ``map_gpu``/``mask_gpu`` (lists written task by task) and a
+  count that does not scale to a whole number have no exact equivalent: no fix.
 
 When a budget cannot be kept exactly (12 CPUs shared by 8 tasks, a count only known at run
 time), :class:`Unkept` says why and the caller offers no fix.
@@ -64,7 +72,7 @@ def header_change(script, old: int, new: int, steps: Sequence[Step], after_line:
     if old == new:
         return kept
     header = script.header
-    _refuse_gpu_binding(script, steps)
+    _keep_gpu_binding(script, steps, old, new, kept, header_side=True)
     cpus = header.winning(option_table.CPUS_PER_TASK)
     node_cpus = _profile_cpus(script)
     per_task = _count(cpus.value, f"the header's `{cpus.written}`") if cpus is not None else 1
@@ -123,7 +131,7 @@ def step_change(script, step: Step, old: int, new: int) -> Kept:
     kept = Kept()
     if old == new:
         return kept
-    _refuse_gpu_binding(script, [step])
+    _keep_gpu_binding(script, [step], old, new, kept, header_side=False)
     geo = geometry(script, step)
     if geo.gpus_per_task.value is not None or geo.gpus_per_task.origin is not None:
         origin = geo.gpus_per_task.origin
@@ -240,10 +248,107 @@ def _profile_cpus(script) -> Optional[int]:
 
 
 # -- GPUs ------------------------------------------------------------------------------------------
-def _refuse_gpu_binding(script, steps: Sequence[Step]) -> None:
-    for name in (option_table.GPU_BIND, option_table.NTASKS_PER_GPU):
-        if script.header.winning(name) is not None or any(step_option(s, name) is not None for s in steps):
-            raise Unkept(f"`--{name}` binds GPUs to tasks, and has no per-node equivalent")
+def _keep_gpu_binding(script, steps: Sequence[Step], old: int, new: int, kept: Kept, header_side: bool) -> None:
+    """Each node's tasks stay bound to the GPUs they were bound to (module docstring): the
+    header's binding when its count changes (``header_side``), each step's own, and for a step
+    that changes alone, the header's binding it would inherit, written on the step."""
+    header = script.header
+    bind = header.winning(option_table.GPU_BIND)
+    per_gpu = header.winning(option_table.NTASKS_PER_GPU)
+    if header_side:
+        if bind is not None:
+            value = _rebind(bind.value, bind.text or f"--{bind.option}", old, new)
+            if value != bind.value:
+                if bind.value_span is None:
+                    raise Unkept(f"the header's `{bind.text}` cannot be edited in place")
+                for other in script.steps:
+                    if other not in steps and step_option(other, option_table.GPU_BIND) is None:
+                        raise Unkept(f"the step on line {script.source.line_of(other.span.start)} keeps its task count and inherits `{bind.text}`")
+                kept.edits.append(Edit(bind.value_span, value))
+                kept.notes.append(f"`--{option_table.GPU_BIND}={value}` keeps each node's GPUs bound to its tasks")
+        if per_gpu is not None:
+            text = _unpaired(script, per_gpu.value, per_gpu.text, old, new, bind is not None, None)
+            line = _own_line(script, per_gpu) if not text else None
+            kept.edits.append(Edit.delete(line) if line is not None else Edit(per_gpu.span, text))
+            kept.notes.append(_unpaired_note(per_gpu.text, text))
+    elif per_gpu is not None:
+        raise Unkept(f"the step inherits the header's `{per_gpu.text}`, which srun refuses next to `--ntasks-per-node`")
+    for step in steps:
+        own = step_option(step, option_table.GPU_BIND)
+        own_per_gpu = step_option(step, option_table.NTASKS_PER_GPU)
+        if own is not None:
+            value = _rebind(own.value, _as_written(own), old, new)
+            if value != own.value:
+                kept.edits.append(Edit(_step_option_value_span(own), value))
+                kept.notes.append(f"`--{option_table.GPU_BIND}={value}` keeps each node's GPUs bound to its tasks")
+        elif bind is not None and not header_side:
+            value = _rebind(bind.value, bind.text or f"--{bind.option}", old, new)
+            if value != bind.value:
+                kept.words.append(f"--{option_table.GPU_BIND}={value}")
+                kept.notes.append(f"`--{option_table.GPU_BIND}={value}` keeps each node's GPUs bound to its tasks")
+        if own_per_gpu is not None:
+            text = _unpaired(script, own_per_gpu.value, _as_written(own_per_gpu), old, new,
+                             own is not None or bind is not None, step)
+            span = _step_option_span(script, own_per_gpu)
+            kept.edits.append(Edit(span, text) if text else Edit.delete_word(script.data, span))
+            kept.notes.append(_unpaired_note(_as_written(own_per_gpu), text))
+
+
+def _as_written(option) -> str:
+    return f"{option.written}={option.value}" if option.value is not None else option.written
+
+
+def _rebind(value: Optional[str], written: str, old: int, new: int) -> str:
+    """The ``--gpu-bind`` value that binds ``new`` tasks per node to the GPUs ``old`` were bound
+    to (the value itself when the task count does not matter to it)."""
+    text = (value or "").strip()
+    if not text or "$" in text:
+        raise Unkept(f"`{written}` is only known at run time")
+    verbose, _, body = text.partition(",") if text.startswith("verbose,") else ("", "", text)
+    prefix = verbose + "," if verbose else ""
+    if body in ("none", "verbose"):
+        return value or ""
+    kind, _, count_text = body.partition(":")
+    if kind in ("single", "per_task"):
+        count = parse_count(count_text)
+        if count is None or count < 1:
+            raise Unkept(f"`{written}` is not a count")
+        if kind == "single":  # ``count`` tasks share each GPU
+            if (count * new) % old:
+                raise Unkept(f"`{written}` binds {_tasks(count)} to each GPU; {_tasks(new)} per node cannot "
+                             f"share the GPUs {old} tasks were bound to that way")
+            return f"{prefix}single:{count * new // old}"
+        if (count * old) % new:  # ``count`` GPUs for each task
+            raise Unkept(f"`{written}` binds {count * old} GPUs per node; they do not divide among {_tasks(new)}")
+        return f"{prefix}per_task:{count * old // new}"
+    if kind == "closest":
+        raise Unkept(f"`{written}` gives each task the GPUs near its CPUs, which move with the task count")
+    if kind in ("map_gpu", "mask_gpu"):
+        raise Unkept(f"`{written}` lists GPUs task by task for {_tasks(old)} per node")
+    raise Unkept(f"`{written}` is not a binding that can be rescaled")
+
+
+def _unpaired(script, value: Optional[str], written: str, old: int, new: int, bound: bool,
+              step: Optional[Step]) -> str:
+    """What ``--ntasks-per-gpu`` becomes next to the ``--ntasks-per-node`` a fix writes (sbatch
+    and srun refuse the pair): the ``--gpu-bind=single:`` it implied, rescaled, or nothing when
+    an explicit ``--gpu-bind`` overrides it. The job's GPUs must not depend on it."""
+    count = _count(value, f"`{written}`")
+    names = (option_table.GPUS_PER_NODE, option_table.GPUS, option_table.GRES)
+    asked = any(script.header.winning(name) is not None for name in names)
+    if step is not None:
+        asked = asked or any(step_option(step, name) is not None for name in names)
+    if not asked:
+        raise Unkept(f"the job's GPUs follow from `{written}` and the task count, which the fix changes")
+    if (count * new) % old:
+        raise Unkept(f"`{written}` would have to put {count * new}/{old} tasks on each GPU for {_tasks(new)} per node")
+    return "" if bound else f"--{option_table.GPU_BIND}=single:{count * new // old}"
+
+
+def _unpaired_note(written: str, text: str) -> str:
+    if not text:
+        return f"`{written}` goes: sbatch refuses it next to `--ntasks-per-node`, and `--gpu-bind` is written"
+    return f"`{text}` in place of `{written}`, which sbatch refuses next to `--ntasks-per-node`"
 
 
 def _per_node_gpus(script, value: Optional[str], written: str, old: int, header_side: bool) -> str:
@@ -270,6 +375,15 @@ def _step_option_span(script, option) -> Span:
     span = Origin("step", option.name, step_option=option).span
     if span is None:
         raise Unkept(f"the step's `{option.written}` is not written in one place")
+    return span
+
+
+def _step_option_value_span(option) -> Span:
+    from .model.geometry import Origin
+
+    span = Origin("step", option.name, step_option=option).value_span
+    if span is None:
+        raise Unkept(f"the step's `{option.written}` cannot be edited in place")
     return span
 
 

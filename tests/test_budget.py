@@ -104,15 +104,81 @@ def test_sbl101_literal_srun_cpus_export_follows_the_header():
     assert "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK\n" in settled(text, ["SBL101"])
 
 
-def test_sbl101_gpu_binding_leaves_the_step_and_says_why():
-    text = job(
-        "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n#SBATCH --gpu-bind=single:1",
-        TORCHRUN,
-    )
+# -- GPU binding: kept when it scales to a whole number, else no fix and why ----------------------------
+GPUS8 = "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+
+
+def test_sbl101_per_task_binding_keeps_each_node_bound_to_its_gpus():
+    text = job(GPUS8 + "#SBATCH --gpu-bind=verbose,per_task:1", TORCHRUN)
+    fixed = settled(text, ["SBL101"])
+    assert header_lines(fixed)[-2:] == ["#SBATCH --gpus-per-node=8", "#SBATCH --gpu-bind=verbose,per_task:8"]
+    (finding,) = lint_text(text, ["SBL101"])
+    assert "`--gpu-bind=verbose,per_task:8` keeps each node's GPUs bound to its tasks" in finding.fix.description
+
+
+def test_sbl101_step_binding_is_rescaled_on_the_step():
+    own = job(GPUS8, "srun python convert.py\n" + TORCHRUN.replace("srun --kill", "srun --gpu-bind=per_task:1 --kill"))
+    assert "--ntasks-per-node=1 --cpus-per-task=8 --gpu-bind=per_task:8 --kill-on-bad-exit=1 bash" in settled(own, ["SBL101"])
+    # a step that changes alone gets the header's binding, rescaled, as its own
+    inherited = job(GPUS8 + "#SBATCH --gpu-bind=per_task:1",
+                    "srun python convert.py\n" + TORCHRUN.replace("srun --kill", "srun -c 1 --kill"))
+    fixed = settled(inherited, ["SBL101"])
+    assert "--ntasks-per-node=1 --gpu-bind=per_task:8 -c 8 --kill-on-bad-exit=1 bash" in fixed
+    assert "#SBATCH --gpu-bind=per_task:1\n" in fixed  # convert.py keeps its 8 tasks and their binding
+
+
+def test_sbl101_step_ntasks_per_gpu_becomes_the_binding_it_implied():
+    # srun refuses --ntasks-per-gpu next to the --ntasks-per-node the fix writes
+    # (8 tasks on a node's one GPU: the one task per node left gets it alone)
+    text = job("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=1\n",
+               "srun python convert.py\n" + TORCHRUN.replace("srun --kill", "srun --ntasks-per-gpu=8 --kill"))
+    fixed = settled(text, ["SBL101"])
+    assert "--ntasks-per-gpu" not in fixed
+    assert "srun --ntasks=${SLURM_JOB_NUM_NODES} --ntasks-per-node=1 --cpus-per-task=8 --gpu-bind=single:1 --kill" in fixed
+    # next to an explicit binding (which overrides the one it implied) it just goes
+    fixed = settled(text.replace("--ntasks-per-gpu=8", "--ntasks-per-gpu=8 --gpu-bind=none"), ["SBL101"])
+    assert "--ntasks-per-gpu" not in fixed and "single" not in fixed and "--gpu-bind=none --kill" in fixed
+
+
+@pytest.mark.parametrize("header,why", [
+    ("#SBATCH --gpu-bind=single:1", "`--gpu-bind=single:1` binds 1 task to each GPU; 1 task per node cannot share "
+                                    "the GPUs 8 tasks were bound to that way"),
+    ("#SBATCH --gpu-bind=closest", "`--gpu-bind=closest` gives each task the GPUs near its CPUs, which move with the task count"),
+    ("#SBATCH --gpu-bind=map_gpu:0,1,2,3,4,5,6,7", "lists GPUs task by task for 8 tasks per node"),
+    ("#SBATCH --gpu-bind=mask_gpu:0x1,0x2", "lists GPUs task by task for 8 tasks per node"),
+    ("#SBATCH --gpu-bind=$BIND", "`--gpu-bind=$BIND` is only known at run time"),
+])
+def test_sbl101_binding_without_an_exact_equivalent_leaves_the_step_and_says_why(header, why):
+    text = job(GPUS8 + header, TORCHRUN)
     (finding,) = lint_text(text, ["SBL101"])
     assert finding.fix is None
-    assert "no automatic fix: `--gpu-bind` binds GPUs to tasks" in finding.help
+    assert "(no automatic fix: " in finding.help and why in finding.help
     assert fix_text(text, ["SBL101"]) == text
+
+
+def test_sbl101_step_ntasks_per_gpu_that_does_not_scale_leaves_the_step():
+    text = job(GPUS8, "srun python convert.py\n" + TORCHRUN.replace("srun --kill", "srun --ntasks-per-gpu=1 --kill"))
+    (finding,) = lint_text(text, ["SBL101"])
+    assert finding.fix is None and "`--ntasks-per-gpu=1` would have to put 1/8 tasks on each GPU" in finding.help
+    # GPUs that follow from the task count alone cannot be kept either
+    text = job("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=16\n",
+               "srun python convert.py\n" + TORCHRUN.replace("srun --kill", "srun --ntasks-per-gpu=8 --kill"))
+    (finding,) = lint_text(text, ["SBL101"])
+    assert finding.fix is None and "the job's GPUs follow from `--ntasks-per-gpu=8`" in finding.help
+
+
+def test_a_binding_other_steps_inherit_is_not_rescaled_under_them():
+    text = job(GPUS8 + "#SBATCH --gpu-bind=per_task:1", "srun --ntasks=16 --ntasks-per-node=8 python eval.py\n" + TORCHRUN)
+    for finding in lint_text(text, ["SBL101"]):
+        assert finding.fix is None or "per_task:8" not in "".join(e.text for e in finding.fix.edits)
+
+
+def test_migration_keeps_a_binding_that_binds_nothing_and_rescales_per_task():
+    text = job("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n#SBATCH --gpu-bind=none", BRIDGE + MIGRATE)
+    fixed = settled(text, ["SBL102"], unsafe=True)
+    assert "#SBATCH --ntasks-per-node=8\n" in fixed and "#SBATCH --gpu-bind=none\n" in fixed
+    fixed = settled(text.replace("=none", "=per_task:8"), ["SBL102"], unsafe=True)
+    assert "#SBATCH --ntasks-per-node=8\n" in fixed and "#SBATCH --gpu-bind=per_task:1\n" in fixed
 
 
 # -- SBL102: 1 task → one per GPU --------------------------------------------------------------------

@@ -213,8 +213,12 @@ class TorchrunMultipleTasksPerNode(Rule):
         Each node keeps its CPUs and GPUs: `--cpus-per-task` is multiplied by the old tasks per
         node (in the header, on the step, or added to the step when it had Slurm's one CPU per
         task), and `--gpus-per-task` becomes the `--gpus-per-node` it amounted to. When that
-        cannot be done exactly (a per-task GPU binding, CPUs only known at run time, tasks spread
-        unevenly) there is no fix, and the help says why.
+        cannot be done exactly (CPUs only known at run time, tasks spread unevenly) there is no fix,
+        and the help says why. A GPU binding follows the task count: `--gpu-bind=per_task:1`
+        becomes `per_task:8`, `single:N` is rescaled the other way, `none` stays, and a step's
+        `--ntasks-per-gpu` (which srun refuses next to `--ntasks-per-node`) becomes the
+        `--gpu-bind=single:…` it implied; `closest`, `map_gpu`/`mask_gpu` lists and counts that do
+        not scale to a whole number leave the step without a fix.
     """
     examples = Examples(lambda: (
         Bad(
@@ -559,7 +563,9 @@ class PreferSrunNative(Rule):
         `--cpus-per-task` is divided among the new tasks (64 CPUs for 1 task become 8 for each of
         8), a whole-node `--exclusive` job shares out the cluster profile's CPUs per node, and
         `--mem-per-cpu` becomes the `--mem` a node had when one CPU per task means more CPUs than
-        before; when the CPUs do not divide exactly there is no fix. Every other byte stays. It
+        before; when the CPUs do not divide exactly there is no fix. A `--gpu-bind=per_task:8` for
+        the one task becomes `per_task:1` for each of 8, `none` stays; a binding that does not
+        scale exactly leaves no fix. Every other byte stays. It
         changes how the job starts, so it needs `--unsafe-fixes`. There is no fix when the migration cannot
         be certain, and the help says why: torchrun options srun has no equivalent for
         (`--max_restarts=3`, `--redirects`…), `--nproc_per_node` different from the GPUs per node
@@ -1029,7 +1035,10 @@ class TasksGpusMismatch(Rule):
         tuned for the old count change meaning. A step's own `--ntasks-per-node` is only changed
         when srun would keep the new count (the step's task count follows it, or equals nodes ×
         GPUs per node); otherwise there is no fix. Each node keeps its CPUs: `--cpus-per-task` is
-        rescaled with the task count, and there is no fix when it does not divide exactly.
+        rescaled with the task count, and there is no fix when it does not divide exactly. A
+        `--gpu-bind=per_task:G` or `single:N` is rescaled so each node's tasks stay bound to the
+        GPUs they had (`per_task:2` for 4 tasks becomes `per_task:1` for 8); `closest` and
+        per-task lists leave no fix.
     """
     examples = Examples(lambda: (
         Bad(

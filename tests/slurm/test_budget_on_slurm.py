@@ -8,6 +8,10 @@
 - SBL104's fix of 4 tasks × 4 CPUs to 8 tasks: unscaled 32 CPUs per node, refused; fixed accepted.
 - SBL101's fix of 4 tasks × 2 CPUs to one torchrun per node: run for real, the job and the step
   hold 8 CPUs per node before and after (without the rescaling: 2).
+- SBL104's fix of 4 tasks × `--gpu-bind=per_task:2` to 8 tasks writes `per_task:1`: run for real,
+  every node's 8 GPUs are bound one per task (the count alone binds tasks 4-7 to GPU 0).
+- SBL101's fix of a step with `--ntasks-per-gpu` writes the binding it implied: srun runs it,
+  and refuses the step with `--ntasks-per-gpu` left next to the new `--ntasks-per-node`.
 
 The task commands are swapped for a probe after fixing: what is compared is what the header and
 srun ask Slurm for, read back from the job (``SLURM_JOB_CPUS_PER_NODE``) and from ``scontrol show
@@ -118,3 +122,60 @@ def test_sbl101_fix_keeps_the_nodes_cpus(slurm):
     assert before == after == ("8(x2)", {"16"})
     unscaled = resources(slurm, fixed.replace("--cpus-per-task=8", "--cpus-per-task=2"), "unscaled.sbatch")
     assert unscaled == ("2(x2)", {"4"})  # what the count alone left each node
+
+
+# -- GPU binding (the nodes have 8 GPUs; slurmd binds them through CUDA_VISIBLE_DEVICES) -----------
+BIND_PROBE = "bash -c 'echo BIND host=$SLURMD_NODENAME task=$SLURM_LOCALID gpus=$CUDA_VISIBLE_DEVICES'"
+
+
+def bound(slurm, text: str, name: str):
+    """Each node's tasks and the GPUs each was bound to, from a run with the task swapped for a probe."""
+    info, out = slurm.run(slurm.script(text.replace("uv run python train.py", BIND_PROBE), name), env=clean_env(), timeout=400)
+    assert info.ok, (info, out)
+    found = {}
+    for row in parse_lines(out, "BIND"):
+        found.setdefault(row["host"], {})[int(row["task"])] = row["gpus"]
+    return found
+
+
+def test_sbl104_fix_keeps_each_task_bound_to_its_own_gpus(slurm):
+    original = header("--nodes=2", "--ntasks-per-node=4", "--gpus-per-node=8", "--gpu-bind=per_task:2") + (
+        "srun --kill-on-bad-exit=1 uv run python train.py\n"
+    )
+    fixed = fix_text(original, ["SBL104"], unsafe=True)
+    assert "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n#SBATCH --gpu-bind=per_task:1\n" in fixed
+    assert slurm.test_only(slurm.script(fixed, "fixed.sbatch"), env=clean_env()).accepted
+    before = bound(slurm, original, "original-bind.sbatch")
+    after = bound(slurm, fixed, "fixed-bind.sbatch")
+    # before: 4 tasks × 2 GPUs; after: 8 tasks × 1; every node's 8 GPUs bound, one task each
+    assert sorted(before) == sorted(after) == ["n1", "n2"]
+    for node in before:
+        assert before[node] == {0: "0,1", 1: "2,3", 2: "4,5", 3: "6,7"}
+        assert after[node] == {task: str(task) for task in range(8)}
+    # the count alone (per_task:2 for 8 tasks) binds the second half of each node's tasks to GPU 0
+    unscaled = bound(slurm, fixed.replace("per_task:1", "per_task:2"), "unscaled-bind.sbatch")
+    assert all(unscaled[node][7] == "0" for node in unscaled)
+
+
+def test_sbl101_fix_of_a_step_with_ntasks_per_gpu_runs(slurm):
+    # srun refuses --ntasks-per-gpu next to the --ntasks-per-node SBL101 writes: it becomes
+    # the binding it implied
+    original = header("--nodes=2", "--ntasks-per-node=8", "--gpus-per-node=1") + textwrap.dedent(
+        """\
+        srun --ntasks-per-gpu=8 --kill-on-bad-exit=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID --nproc_per_node=1 --master_port=29500 train.py'
+        """
+    )
+    fixed = fix_text(original, ["SBL101"])
+    assert "--ntasks-per-gpu" not in fixed and "--gpu-bind=single:1" in fixed
+    probe = "bash -c 'echo BIND host=$SLURMD_NODENAME task=$SLURM_LOCALID gpus=$CUDA_VISIBLE_DEVICES'"
+    runnable_fix = re.sub(r"bash -c '[^']*'", probe, fixed)
+    info, out = slurm.run(slurm.script(runnable_fix, "fixed-per-gpu.sbatch"), env=clean_env(), timeout=400)
+    assert info.ok, (info, out)
+    rows = parse_lines(out, "BIND")
+    # one task per node, bound to the node's one GPU (its global index: other jobs may hold GPU 0)
+    assert sorted((r["host"], r["task"]) for r in rows) == [("n1", "0"), ("n2", "0")]
+    assert all(r["gpus"].isdigit() for r in rows), rows
+    # the pair the fix would have left: srun refuses it
+    kept = runnable_fix.replace("--gpu-bind=single:1", "--ntasks-per-gpu=8")
+    info, out = slurm.run(slurm.script(kept, "kept-per-gpu.sbatch"), env=clean_env(), timeout=400)
+    assert not info.ok
