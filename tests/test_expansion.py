@@ -308,3 +308,54 @@ def test_no_task_shell_fix_for_a_launchers_variable():
     head = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
     launcher = head + "srun python train.py --node $SLURM_NODEID --rank $RANK\n"
     assert all(d.fix is None for d in lint_text(launcher, ["SBL201"]))
+
+
+def test_task_shell_fix_moves_lists_of_words_behind_the_quotes():
+    """A word the batch shell expands to several (an array, an unquoted variable) cannot be one
+    argument: the words that need the batch shell move, as written, behind the quotes and run as
+    ``"$@"``, so the batch shell expands them exactly as before."""
+    text = fixture("command_line_lists.sbatch")
+    found = {d.span.start: d for d in lint_text(text, ["SBL201"])}
+    assert len(found) == 4
+    last = found[max(found)]
+    assert last.fix is None
+    assert "(no automatic fix: values only the batch shell has stand on both sides of one the task's shell must expand" in last.help
+    fixed = fix_text(text, SELECT, unsafe=True)
+    assert (
+        "srun --kill-on-bad-exit=1 bash -c 'exec python train.py \"$@\" --rank $SLURM_PROCID' _ \"${TRAIN_ARGS[@]}\"\n"
+    ) in fixed
+    assert (
+        "srun --kill-on-bad-exit=1 bash -c 'exec \"$@\" \\\n"
+        "  --node_rank=$SLURM_NODEID train.py' _ $LAUNCH --master_addr=$MASTER_ADDR\n"
+    ) in fixed
+    # one word through another variable ($SCRATCH inside $RUN_DIR) goes in as one argument
+    assert "srun --kill-on-bad-exit=1 bash -c 'exec python eval.py --out \"${1}\" --rank $SLURM_PROCID' _ \"$RUN_DIR\"\n" in fixed
+    assert fix_text(fixed, SELECT, unsafe=True) == fixed
+    assert [d.span.start for d in lint_text(fixed, ["SBL201"])] == [fixed.index("--node_rank=$SLURM_NODEID \"${TRAIN") + 12]
+    assert subprocess.run(["bash", "-n"], input=fixed.encode(), check=False).returncode == 0
+    # the batch shell's words are passed, so these fixes need --unsafe-fixes
+    assert fix_text(text, SELECT) == text
+
+
+def test_task_shell_fix_passes_a_launchers_name_the_script_assigns_itself():
+    head = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+    text = head + (
+        "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+        "srun python train.py --addr $MASTER_ADDR --rank $SLURM_PROCID\n"
+    )
+    fixed = fix_text(text, SELECT, unsafe=True)
+    assert fixed.endswith("srun bash -c 'exec python train.py --addr \"${1}\" --rank $SLURM_PROCID' _ \"$MASTER_ADDR\"\n")
+    # the launcher's own value, which no shell of the task has: no fix, and the help says why
+    (finding,) = [d for d in lint_text(head + "srun python train.py --local $LOCAL_RANK --rank $SLURM_PROCID\n", ["SBL201"])
+                  if "SLURM_PROCID" in d.message]
+    assert finding.fix is None
+    assert "(no automatic fix: `$LOCAL_RANK` is a launcher's variable that no shell of the task has)" in finding.help
+
+
+def test_no_task_shell_fix_for_a_per_task_value_inside_another_variable_says_why():
+    head = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+    text = head + 'EXTRA="--local $SLURM_LOCALID"\nsrun python train.py $EXTRA --rank $SLURM_PROCID\n'
+    (finding,) = [d for d in lint_text(text, ["SBL201"]) if "SLURM_PROCID" in d.message]
+    assert finding.fix is None
+    assert ("(no automatic fix: `$EXTRA` holds `$SLURM_LOCALID` as the batch shell expanded it, "
+            "a value no task's shell can give it again)") in finding.help

@@ -283,7 +283,8 @@ def file_comment_line(script) -> int:
 TASK_SHELL = "bash -c 'exec "
 
 
-def wrap_in_task_shell(script, step: Step, site: Span, keep, same) -> Optional[Tuple[List[Edit], List[str]]]:
+def wrap_in_task_shell(script, step: Step, site: Span, keep, same,
+                       why: Optional[List[str]] = None) -> Optional[Tuple[List[Edit], List[str]]]:
     """Run a step's task command, written on srun's command line, through the task's own shell:
     ``srun … python t.py --data $DATA --rank $SLURM_PROCID`` becomes ``srun … bash -c 'exec python
     t.py --data "${1}" --rank $SLURM_PROCID' _ "$DATA"``, the words and the lines between them as
@@ -298,72 +299,154 @@ def wrap_in_task_shell(script, step: Step, site: Span, keep, same) -> Optional[T
     per-task one may not). ``site``: the expansion the fix is for, which must lie in the task command.
     Returns the edits and the batch-shell expansions passed as arguments; None when the command
     is not written on srun's command line in one place, or carries a value the batch shell
-    expanded from another variable that ``keep`` would not pass. A single quote of the command
-    is written ``'\\''`` inside the new quotes.
+    expanded from another variable that ``keep`` would not pass (``why``, when given, receives
+    the reason). A single quote of the command is written ``'\\''`` inside the new quotes.
+
+    A source word that expands to several words or none (``"${ARGS[@]}"``, an unquoted
+    ``$FLAGS``) cannot become one argument: then the words from the first to the last that need
+    the batch shell move, as written, behind the quotes and run as ``"$@"`` (``bash -c 'exec
+    torchrun "$@" --node_rank=$SLURM_NODEID train.py' _ "${ARGS[@]}"``), so the batch shell
+    expands them exactly as before; only when no word among them needs the task's shell.
     """
     words = step.task_argv
     command = step.command.node
     if not words or command is None:
-        return None
+        return _refused(why, "the task command is not written on srun's line")
+    same_node = lambda node: (node.start_byte, node.end_byte) == (command.start_byte, command.end_byte)  # noqa: E731
+    if any(w.node is None or w.node.parent is None or not same_node(w.node.parent) for w in words):
+        return _refused(why, "the task command is not written on srun's line in one place (it comes from a variable)")
     data = script.data
-    nodes = []
-    for word in words:
-        node = word.node
-        if node is None or node.parent is None or (node.parent.start_byte, node.parent.end_byte) != (
-            command.start_byte, command.end_byte
-        ):
-            return None
-        nodes.append(node)
-    # a word's bytes: its node, and the pieces the parser cut off it (``$A/b_$C.d``, see shell.py)
+    # the command's source words from the task's first one on: one may expand to several task
+    # words (``"${ARGS[@]}"``, an unquoted ``$FLAGS``) or to none (an empty ``$FLAGS``)
+    children = list(command.children)
+    first = next((i for i, c in enumerate(children) if c == words[0].node), None)
+    if first is None:
+        return _refused(why, "the task command is not written on srun's line in one place")
+    sources = children[first:]
+    if any(c.type not in _WORD_NODES for c in sources):
+        return _refused(why, "the task command holds more than words (a redirection or a substitution that cannot move)")
+    produced: List[list] = [[w for w in words if w.node == c] for c in sources]
+    if sum(len(p) for p in produced) != len(words):
+        return _refused(why, "the task command's words are not all written on srun's line")
+    # a source word's bytes: its node, and the pieces the parser cut off it (``$A/b_$C.d``, see shell.py)
     extents = []
-    for word, node in zip(words, nodes):
-        spans = [p.span for p in word.pieces if p.span is not None and not p.via]
+    kept_sources, kept_produced = [], []
+    for node, its in zip(sources, produced):
+        if not its and extents and node.end_byte <= extents[-1][1]:
+            continue  # the rest of a word the parser cut: its bytes belong to the word before
+        spans = [p.span for w in its for p in w.pieces if p.span is not None and not p.via]
         extents.append((min([node.start_byte] + [sp.start for sp in spans]), max([node.end_byte] + [sp.end for sp in spans])))
+        kept_sources.append(node)
+        kept_produced.append(its)
+    sources, produced = kept_sources, kept_produced
     for (_, before), (after, _) in zip(extents, extents[1:]):
         gap = data[before:after]
         if before > after or gap.replace(b"\\\r\n", b"").replace(b"\\\n", b"").strip(b" \t"):
-            return None
+            return _refused(why, "the task command's words are not written one after the other on srun's line")
     start, end = extents[0][0], extents[-1][1]
     if not (start <= site.start and site.end <= end):
-        return None
-    sites: List[Tuple[Span, bool]] = []  # (expansion written at the step, inside double quotes)
-    for word, node in zip(words, nodes):
-        for piece in word.pieces:
-            if piece.via:
-                found = piece.via[0]
-                if piece.name is not None and keep(piece.name) is not False and not same(piece.name):
-                    return None  # a per-task value the batch shell put into another variable
-            elif piece.known or piece.span is None:
-                continue
-            else:
-                decision = keep(piece.name) if piece.name else False
-                if decision is None:
-                    return None
-                if decision:
+        return _refused(why, "the expansion is not among the task command's words (it is in a variable's value, an assignment or srun's options)")
+    # per source word: the expansions the batch shell must do (as written at the step), and
+    # whether the task's shell expands one of its own
+    batch: List[List[Tuple[Span, bool]]] = []
+    task_side: List[bool] = []
+    for node, its in zip(sources, produced):
+        found_here: List[Tuple[Span, bool]] = []
+        expands = False
+        for word in its:
+            for piece in word.pieces:
+                if piece.via:
+                    found = piece.via[-1]  # the expansion written at the step
+                    if piece.name is not None and keep(piece.name) is not False and not same(piece.name):
+                        outer = data[found.start : found.end].decode("utf-8", "replace")
+                        return _refused(why, f"`{outer}` holds `${piece.name}` as the batch shell expanded it, "
+                                             "a value no task's shell can give it again")
+                elif piece.known or piece.span is None:
                     continue
-                found = piece.span
-            if not (start <= found.start and found.end <= end):
-                return None
-            if all(found != s for s, _ in sites):
-                sites.append((found, _in_double_quotes(node, found)))
+                else:
+                    decision = keep(piece.name) if piece.name else False
+                    if decision is None:
+                        return _refused(why, f"`${piece.name}` is a launcher's variable that no shell of the task has")
+                    if decision:
+                        expands = True
+                        continue
+                    found = piece.span
+                if not (start <= found.start and found.end <= end):
+                    return _refused(why, "a value of the command is expanded outside it")
+                if all(found != s for s, _ in found_here):
+                    found_here.append((found, _in_double_quotes(node, found)))
+        if not its and node.type != "word":
+            found_here.append((Span(node.start_byte, node.end_byte), False))  # expands to no word here
+        batch.append(found_here)
+        task_side.append(expands)
+    one_word_each = all(len(its) == 1 for its in produced)
+    if one_word_each:
+        simple = _as_arguments(data, start, end, [s for found in batch for s in found])
+        if simple is not None:
+            return simple
+    return _as_argument_run(data, start, end, extents, batch, task_side, site, why)
+
+
+_WORD_NODES = frozenset((
+    "word", "string", "raw_string", "ansi_c_string", "translated_string", "simple_expansion", "expansion",
+    "concatenation", "command_substitution", "number", "arithmetic_expansion",
+))
+
+
+def _as_arguments(data: bytes, start: int, end: int, sites: List[Tuple[Span, bool]]) -> Optional[Tuple[List[Edit], List[str]]]:
+    """Each batch-shell expansion passed as a positional argument of its own (``"${1}"``)."""
     edits = [Edit.insert(start, TASK_SHELL)]
     arguments: List[str] = []
-    ordered = sorted(sites, key=lambda s: s[0].start)
+    outer = [s for s in sites if not any(o is not s and o[0].contains(s[0]) and o[0] != s[0] for o in sites)]
+    ordered = sorted(outer, key=lambda s: s[0].start)
     for index, (where, quoted) in enumerate(ordered, 1):
         written = data[where.start : where.end].decode("utf-8", "replace")
         if not written.startswith("$(") and ('"' in written or "\\" in written):
-            return None  # it would need quoting of its own as an argument
+            return None  # it would need quoting of its own as an argument (the run of words may go)
         arguments.append(written)
         edits.append(Edit(where, f"${{{index}}}" if quoted else f'"${{{index}}}"'))
-    # a single quote of the command, inside the new single quotes: close, escaped quote, reopen
-    position = data.find(b"'", start, end)
-    while position >= 0:
-        if not any(where.start <= position < where.end for where, _ in ordered):
-            edits.append(Edit(Span(position, position + 1), "'\\''"))
-        position = data.find(b"'", position + 1, end)
+    edits += _quotes_inside(data, start, end, [where for where, _ in ordered])
     tail = "'" + "".join(f' "{a}"' if i else f' _ "{a}"' for i, a in enumerate(arguments))
     edits.append(Edit.insert(end, tail))
     return edits, arguments
+
+
+def _refused(why: Optional[List[str]], reason: str) -> None:
+    if why is not None:
+        why.append(reason)
+    return None
+
+
+def _as_argument_run(data: bytes, start: int, end: int, extents, batch, task_side, site: Span, why=None):
+    """The source words from the first to the last that need the batch shell, moved as they are
+    written behind the new quotes and run as ``"$@"``: the batch shell expands them exactly as
+    before (arrays, word splitting and all). Only when no word in that run needs the task's shell."""
+    needing = [i for i, found in enumerate(batch) if found]
+    if not needing:
+        return _refused(why, "the task command's words cannot be passed one by one")
+    low, high = needing[0], needing[-1]
+    run = Span(extents[low][0], extents[high][1])
+    if any(task_side[low : high + 1]) or run.start <= site.start < run.end:
+        return _refused(why, "values only the batch shell has stand on both sides of one the task's shell must expand, "
+                             "and one of them is a list of words (`\"${ARGS[@]}\"`, an unquoted `$FLAGS`)")
+    moved = data[run.start : run.end].decode("utf-8", "replace")
+    edits = [Edit.insert(start, TASK_SHELL), Edit(run, '"$@"')]
+    edits += _quotes_inside(data, start, end, [run])
+    edits.append(Edit.insert(end, "' _ " + moved))
+    edits.sort(key=lambda e: (e.span.start, e.span.end))
+    passed = [data[where.start : where.end].decode("utf-8", "replace") for found in batch[low : high + 1] for where, _ in found]
+    return edits, passed
+
+
+def _quotes_inside(data: bytes, start: int, end: int, skip: List[Span]) -> List[Edit]:
+    """A single quote of the command, inside the new single quotes: close, escaped quote, reopen."""
+    edits = []
+    position = data.find(b"'", start, end)
+    while position >= 0:
+        if not any(where.start <= position < where.end for where in skip):
+            edits.append(Edit(Span(position, position + 1), "'\\''"))
+        position = data.find(b"'", position + 1, end)
+    return edits
 
 
 def _in_double_quotes(node, span: Span) -> bool:

@@ -9,7 +9,7 @@ The analysis of who expands what lives in ``model/boundary.py``.
 """
 from __future__ import annotations
 
-from typing import Iterator, Optional, Set, Tuple
+from typing import Iterator, List, Optional, Set, Tuple
 
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
@@ -200,11 +200,17 @@ def _same_everywhere(name: str) -> bool:
     return variables.scope_of(name) == variables.JOB and name not in variables.PER_STEP_VALUE
 
 
-def _task_shell_fix(script, occurrence: Occurrence, entry: EarlyExpansion) -> Optional[Fix]:
+def _task_shell_fix(script, occurrence: Occurrence, entry: EarlyExpansion, why: Optional[List[str]] = None) -> Optional[Fix]:
     """The step's task command run through the task's own shell (``bash -c 'exec …'``): safe when
     nothing in it needs the batch shell, unsafe when batch-shell values go in as arguments
     (their word splitting no longer applies)."""
-    wrapped = placement.wrap_in_task_shell(script, occurrence.step, entry.site, _task_expands, _same_everywhere)
+    def keep(name: str) -> Optional[bool]:
+        decision = _task_expands(name)
+        if decision is None and _scripts_own(script, name, variables.LAUNCHER):
+            return False  # a launcher's name the script assigns itself: the batch shell's value is meant
+        return decision
+
+    wrapped = placement.wrap_in_task_shell(script, occurrence.step, entry.site, keep, _same_everywhere, why)
     if wrapped is None:
         return None
     edits, arguments = wrapped
@@ -365,9 +371,16 @@ class PerTaskVariableExpandedEarly(Rule):
         python t.py --data "${1}" --rank $SLURM_PROCID' _ "$DATA"`. Safe when nothing else in
         the command needs the batch shell (variables srun sets alike in every task, such as
         `$SLURM_JOB_NUM_NODES`, stay inside the quotes); unsafe when values go in as arguments,
-        since the batch shell no longer splits them into words. No fix when the command holds a
-        single quote, comes from a variable (`srun $CMD`), or uses a launcher's variable
-        (`$RANK`) that no shell of the task has.
+        since the batch shell no longer splits them into words. A word the batch shell expands
+        to several (`"${ARGS[@]}"`, an unquoted `$LAUNCH`) cannot be one argument: the words from
+        the first to the last that need the batch shell move, as written, behind the quotes and
+        run as `"$@"` (`bash -c 'exec python t.py "$@" --rank $SLURM_PROCID' _ "${ARGS[@]}"`), so
+        the batch shell expands them exactly as before; also unsafe. A launcher's name the script
+        assigns itself (`MASTER_ADDR=$(…)`) is the batch shell's value and goes in as an argument.
+        No fix, with the reason in the help, when the command comes from a variable (`srun
+        $CMD`), uses a launcher's variable (`$RANK`) that no shell of the task has, takes a
+        per-task value the batch shell already put into another variable, or has such lists on
+        both sides of the task's value.
 
         Safe in srun's file-name options: exactly the bytes `$SLURM_PROCID`/`${SLURM_PROCID}`
         become `%t` and `$SLURM_NODEID`/`${SLURM_NODEID}` become `%n`, which srun replaces with
@@ -680,7 +693,10 @@ class PerTaskVariableExpandedEarly(Rule):
                     + _bash_c_form(direct, entry.name)
                     + " …'`"
                 )
-                fix = _task_shell_fix(script, direct, entry)
+                why: List[str] = []
+                fix = _task_shell_fix(script, direct, entry, why)
+                if fix is None and why:
+                    help += f" (no automatic fix: {why[0]})"
                 yield self.report(
                     script, entry.site, message, fix, label="expanded by the batch shell", help=help, notes=notes
                 )

@@ -5,7 +5,8 @@ Before the fix every task gets the batch shell's ``$SLURM_PROCID`` (0); after it
 own rank, while a value only the batch shell has (``$DATA``, with a blank in it) reaches every
 task as one argument, the program is the task itself (``exec``: its pid is srun's
 ``SLURM_TASK_PID``, so signals and ``--kill-on-bad-exit`` reach it), and its exit code is still
-the step's.
+the step's. An array of the batch shell's words moves behind the quotes as ``"$@"`` and reaches
+every task as it did before.
 """
 from __future__ import annotations
 
@@ -63,3 +64,26 @@ def test_per_task_variable_on_the_command_line_reaches_every_task(slurm):
     assert {t["data"] for t in tasks} == {"/data/set_one"}, out  # one argument, blank kept
     assert {t["is_task"] for t in tasks} == {"1"}, out  # exec: the program is the task
     assert info.state == "FAILED" and info.exit_code_str == "3:0", (info, out)  # rank 3's exit code
+
+
+def test_a_list_of_words_moves_behind_the_quotes_and_reaches_every_task_as_before(slurm):
+    # an array the batch shell expands to several words: it goes in as "$@", expanded as before
+    (slurm.workdir / "probe.py").write_text(PROBE)
+    original = textwrap.dedent(f"""\
+        #!/bin/bash
+        #SBATCH --job-name=sbl201-list
+        #SBATCH --nodes=2
+        #SBATCH --ntasks-per-node=2
+        #SBATCH --time=2
+        ARGS=(--data "/data/set one")
+        srun --kill-on-bad-exit=1 {sys.executable} probe.py "${{ARGS[@]}}" --rank $SLURM_PROCID
+        """)
+    fixed = fix_text(original, ["SBL201"], unsafe=True)
+    assert f"""srun --kill-on-bad-exit=1 bash -c 'exec {sys.executable} probe.py "$@" --rank $SLURM_PROCID' _ "${{ARGS[@]}}"\n""" in fixed
+    assert not lint_text(fixed, ["SBL201"])
+    info, out = slurm.run(slurm.script(fixed, "fixed-list.sbatch"), env=clean_env(), timeout=300)
+    tasks = parse_lines(out, "TASK")
+    assert len(tasks) == 4, out
+    assert all(t["rank"] == t["procid"] for t in tasks), out
+    assert {t["data"] for t in tasks} == {"/data/set_one"}, out  # the array's element, one word as before
+    assert {t["is_task"] for t in tasks} == {"1"}, out
