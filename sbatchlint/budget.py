@@ -102,7 +102,7 @@ def header_change(script, old: int, new: int, steps: Sequence[Step], after_line:
         if node_cpus is not None and new > node_cpus:
             raise Unkept(f"{new} tasks need {new} CPUs per node, more than the nodes' {node_cpus}")
     else:
-        written = f"`{cpus.written}={per_task}`" if cpus is not None else "one CPU each"
+        written = f"`{_spelled(cpus.written, per_task)}`" if cpus is not None else "one CPU each"
         raise Unkept(f"{total} CPUs per node ({_tasks(old)} × {written}) do not divide among {_tasks(new)}")
     _rescale_srun_cpus(script, old, new, kept)
     for step in steps:
@@ -171,7 +171,7 @@ def _rescale_step_cpus(script, step: Step, old: int, new: int, kept: Kept, own_o
     if own is not None:
         span = _step_value_span(script, own)
         kept.edits.append(Edit(span, str(per_task)))
-        kept.notes.append(f"`{own.written}={per_task}` keeps the step's {total} CPUs per node")
+        kept.notes.append(f"`{_spelled(own.written, per_task)}` keeps the step's {total} CPUs per node")
         return
     kept.words.append(f"--cpus-per-task={per_task}")
     kept.notes.append(f"`--cpus-per-task={per_task}` keeps the step's {total} CPUs per node")
@@ -295,7 +295,13 @@ def _keep_gpu_binding(script, steps: Sequence[Step], old: int, new: int, kept: K
 
 
 def _as_written(option) -> str:
-    return f"{option.written}={option.value}" if option.value is not None else option.written
+    return _spelled(option.written, option.value) if option.value is not None else option.written
+
+
+def _spelled(written: str, value) -> str:
+    """An option with a value as a user writes it: `--cpus-per-task=8`, but `-c 8` (a short
+    option takes its value as the next word or glued, never after `=`)."""
+    return f"{written}={value}" if written.startswith("--") else f"{written} {value}"
 
 
 def _rebind(value: Optional[str], written: str, old: int, new: int) -> str:

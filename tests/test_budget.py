@@ -260,3 +260,10 @@ def test_sbl112_step_keeps_the_cpus_the_launcher_had_in_the_batch_step():
     # a job that asks for one CPU per node has nothing to keep
     plain = job("#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8", "torchrun --nproc_per_node=8 train.py\n")
     assert "--cpus-per-task" not in fix_text(plain, ["SBL112"], unsafe=True)
+
+
+def test_a_short_cpu_option_is_quoted_as_written_in_the_reason():
+    text = job("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH -c 12\n#SBATCH --gpus-per-node=8", BRIDGE + MIGRATE)
+    (finding,) = lint_text(text, ["SBL102"])
+    assert finding.fix is None
+    assert "(1 task × `-c 12`) do not divide among 8 tasks" in finding.help
