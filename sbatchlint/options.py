@@ -756,6 +756,12 @@ def _node_number(text: str) -> int | None:
     return num
 
 
+def list_entries(value: str | None) -> list:
+    """The entries of a ``list_valued`` option's value, in order, empty ones dropped
+    (``/a:/a,,/b:/b`` → ``["/a:/a", "/b:/b"]``); pyxis splits on the commas alone."""
+    return [entry for entry in (value or "").split(",") if entry]
+
+
 def _check_nodes(value: str, label: str) -> str | None:
     help_ = "use N, MIN-MAX or a size list such as 1,2,4 or 2-16:2"
 

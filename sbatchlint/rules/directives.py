@@ -535,14 +535,14 @@ def step_has(step, directive: Directive) -> bool:
     name = directive.name or ""
     spec = directive.spec
     if spec is not None and spec.list_valued:
-        wanted = set(filter(None, (directive.value or "").split(",")))
+        wanted = set(option_table.list_entries(directive.value))
         present: set = set()
         for option in step.options:
             if option.name != name:
                 continue
             if not option.value_known or option.value is None:
                 return True
-            present.update(option.value.split(","))
+            present.update(option_table.list_entries(option.value))
         return wanted <= present
     family = spec.toggle if spec is not None else None
     if family is not None:
@@ -555,9 +555,8 @@ def _missing_entries(step, directive: Directive) -> Optional[str]:
     present: set = set()
     for option in step.options:
         if option.name == directive.name and option.value is not None:
-            present.update(option.value.split(","))
-    wanted = [entry for entry in (directive.value or "").split(",") if entry]
-    return ",".join(entry for entry in wanted if entry not in present)
+            present.update(option_table.list_entries(option.value))
+    return ",".join(entry for entry in option_table.list_entries(directive.value) if entry not in present)
 
 
 _PLAIN_LIST = lazy(r"^[\w./:@%+,=-]+$")
@@ -759,10 +758,6 @@ class ContainerOptionInHeader(Rule):
 
 
 # -- SBL008 -------------------------------------------------------------------------------------
-def _entries(value: Optional[str]) -> set:
-    return {entry.strip() for entry in (value or "").split(",") if entry.strip()}
-
-
 def _same_value(spec, a: Optional[str], b: Optional[str]) -> bool:
     if a == b:
         return True
@@ -881,7 +876,8 @@ class DuplicateDirective(Rule):
                     continue
                 written = directive.text
                 if directive.spec is not None and directive.spec.list_valued:
-                    lost = _entries(directive.value) - _entries(winner.value)
+                    entries = option_table.list_entries
+                    lost = set(entries(directive.value)) - set(entries(winner.value))
                     if not lost:
                         continue  # the last list holds every entry of this one
                     yield self.report(
