@@ -414,7 +414,10 @@ def test_sbl107_without_kill_on_bad_exit_the_job_waits_for_its_time_limit(slurm,
     f = session.wait(jobs["fixed"], timeout=120)
     f_out = session.output(f)
     assert f.state == "FAILED", (f, f_out)
-    assert re.search(r"STEP \d+\.0 ON n1 CANCELLED AT", f_out), f_out
+    # the rank on n1 was torn down: slurmstepd's "STEP … CANCELLED" line usually says so, but it
+    # races srun's end (seen once missing, with srun's "n1: task 0: Terminated" there instead)
+    assert (re.search(r"STEP \d+\.0 ON n1 CANCELLED AT", f_out)
+            or "n1: task 0: Terminated" in f_out), f_out
     # srun's own line always arrives; the dead rank's traceback may be cut short (seen once: only
     # its first line made it into the log before srun tore the step down).
     assert "n2: task 1: Exited with exit code 1" in f_out
