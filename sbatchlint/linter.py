@@ -207,7 +207,7 @@ _EXPANDED_BODY_CODES = frozenset(f"SBL{n:03d}" for n in range(2, 13))
 def _submitted_bodies(script, selected: list, options: Options, run=None) -> List[Diagnostic]:
     """The findings of each here-document body the script submits to sbatch, linted as a batch
     script of its own and reported at its real place in the file (``run`` guards each rule)."""
-    from dataclasses import replace
+    from .lazyclass import replace
 
     from .diagnostics import Edit, Fix
     from .model.heredocs import heredocs

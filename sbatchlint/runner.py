@@ -351,7 +351,7 @@ class SourcedFindings:
         foreign = [d for d in result.diagnostics if d.path != result.path]
         if not foreign:
             return []
-        from dataclasses import replace
+        from .lazyclass import replace
 
         from .redaction import text_scan
 

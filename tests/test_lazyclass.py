@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from sbatchlint import lazyclass
-from sbatchlint.lazyclass import dataclass, field, replace
+from sbatchlint.lazyclass import FrozenInstanceError, dataclass, field, fields, replace
 
 
 def _pair(**options):
@@ -40,10 +40,10 @@ def test_instances_compare_print_and_hash_as_the_standard_ones(options):
     assert lazy not in lazyclass._PENDING
     assert repr(a) == repr(standard(1, 2)).replace(standard.__qualname__, lazy.__qualname__)
     assert a == b and a != lazy(2, 1) and a.norm() == 3 and b.tags == ["t"] and a.tags is not lazy(0).tags
-    assert [f.name for f in dataclasses.fields(lazy)] == ["x", "y", "tags"]
+    assert [f.name for f in fields(lazy)] == [f.name for f in dataclasses.fields(standard)] == ["x", "y", "tags"]
     if options:
         assert hash(a) == hash(b)
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(FrozenInstanceError):
             a.x = 5
     else:
         assert lazy.__hash__ is None
@@ -79,4 +79,120 @@ def test_a_subclass_of_a_lazy_class_sees_its_fields():
     class Labelled(lazy):
         label: str = ""
 
-    assert Labelled(1, 2, [], "a").label == "a" and [f.name for f in dataclasses.fields(Labelled)][-1] == "label"
+    assert Labelled(1, 2, [], "a").label == "a" and [f.name for f in fields(Labelled)][-1] == "label"
+
+
+def test_hashing_follows_the_standard_rules():
+    @dataclass(frozen=True)
+    class Key:
+        name: str
+        note: str = field(default="", compare=False)
+        weight: int = field(default=0, hash=False)
+
+    @dataclass
+    class Loose:
+        name: str
+
+    @dataclass
+    class Counted:
+        name: str
+
+        def __hash__(self) -> int:
+            return 7
+
+    assert hash(Key("a", "x", 1)) == hash(Key("a", "y", 2))  # neither note nor weight hashed
+    assert Key("a", "x") == Key("a", "y") and Key("a", weight=1) != Key("a", weight=2)
+    assert {Key("a"): 1}[Key("a", "other")] == 1
+    with pytest.raises(TypeError):
+        hash(Loose("z"))  # compared and not frozen: unhashable
+    assert Loose.__hash__ is None and hash(Counted("z")) == 7
+
+
+def test_defaults_factories_and_post_init_behave_as_the_standard_ones():
+    made = []
+
+    @dataclass
+    class Job:
+        name: str
+        nodes: int = 1
+        steps: list = field(default_factory=list)
+        shown: str = field(default="x", repr=False)
+
+        def __post_init__(self) -> None:
+            made.append(self.name)
+
+    a = Job("a")
+    b = Job(name="b", nodes=2, steps=[1])
+    assert (a.nodes, a.steps, b.nodes, b.steps, made) == (1, [], 2, [1], ["a", "b"])
+    assert Job.nodes == 1 and not hasattr(Job, "steps")  # the class keeps a default, never a factory
+    assert repr(a) == "test_defaults_factories_and_post_init_behave_as_the_standard_ones.<locals>.Job(name='a', nodes=1, steps=[])"
+    assert Job.__match_args__ == ("name", "nodes", "steps", "shown")
+    with pytest.raises(TypeError):
+        Job("a", 1, [], "x", "extra")
+
+
+def test_a_class_the_standard_decorator_refuses_is_refused():
+    with pytest.raises(ValueError):
+        @dataclass
+        class Shared:
+            items: list = []  # noqa: RUF012 - the mistake under test
+        Shared()
+    with pytest.raises(TypeError):
+        @dataclass
+        class Order:
+            a: int = 0
+            b: int
+        Order()
+    with pytest.raises(TypeError):
+        @dataclass(order=True)
+        class Ordered:
+            a: int
+
+    @dataclass
+    class Base:
+        a: int = 0
+
+    with pytest.raises(TypeError):
+        @dataclass(frozen=True)
+        class Frozen(Base):
+            b: int = 0
+
+
+def test_a_frozen_subclass_adds_fields_after_its_bases_and_stays_frozen():
+    @dataclass(frozen=True)
+    class Base:
+        a: int
+        b: int = 0
+
+    @dataclass(frozen=True)
+    class Child(Base):
+        c: str = ""
+
+    child = Child(1, 2, "x")
+    assert [f.name for f in fields(child)] == ["a", "b", "c"] and repr(child).endswith("Child(a=1, b=2, c='x')")
+    assert child != Base(1, 2) and replace(child, c="y").c == "y"
+    with pytest.raises(AttributeError):
+        child.c = "z"
+    with pytest.raises(AttributeError):
+        del child.a
+
+
+def test_a_repr_that_reaches_itself_prints_dots():
+    @dataclass
+    class Node:
+        name: str
+        children: list = field(default_factory=list)
+
+    root = Node("r")
+    root.children.append(root)
+    assert repr(root).endswith("Node(name='r', children=[...])")
+
+
+def test_a_cold_run_imports_neither_dataclasses_nor_inspect(tmp_path):
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+                                     "srun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n")
+    probe = ("import sys\nfrom sbatchlint.start import main\n"
+             "try:\n    main(['job.sh'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout + done.stderr
