@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from click.testing import CliRunner
 
 from sbatchlint.cli import main
@@ -200,6 +202,27 @@ def test_a_documentation_url_makes_the_links_absolute(tmp_path):
     done = subprocess.run([sys.executable, "-m", "sbatchlint", "--color", "never", job],
                           capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     assert "  SBL003 directive-after-command  https://docs.example.org/sbatchlint/rules/SBL003.md\n" in done.stdout
+
+
+@pytest.mark.parametrize("distribution", ["click", "tree-sitter", "pytest", "libcst"])
+def test_project_urls_are_read_as_importlib_metadata_reads_them(distribution):
+    from importlib.metadata import metadata
+
+    from sbatchlint.report.links import _project_urls
+
+    assert _project_urls(distribution) == (metadata(distribution).get_all("Project-URL") or [])
+
+
+def test_project_urls_of_an_egg_info_with_a_folded_header(tmp_path, monkeypatch):
+    from sbatchlint.report import links
+
+    info = tmp_path / "Sbatch.Lint.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: sbatch.lint\nProject-URL: Documentation,\n"
+                                   "  https://docs.example.org/x/\nLicense: a\n   \n  b\nSummary: s\n\nProject-URL: Body, not a header\n")
+    monkeypatch.setattr("sys.path", [str(tmp_path / "missing"), str(tmp_path)])
+    assert links._project_urls("sbatch-lint") == ["Documentation, https://docs.example.org/x/"]
+    assert links._project_urls("other") == []
 
 
 def test_only_the_server_command_imports_pygls(tmp_path):
