@@ -11,8 +11,11 @@ As ruff does, a result is stored under a key made of everything it depends on:
   its answer and asked again on a hit, so a launched ``train.py`` that appears or disappears
   makes the entry stale; a file read for it (a sourced ``env.sh``) is stored with its hash.
 
-An entry is one JSON file below ``<cache dir>/<version>/``, written to a temporary name and
-renamed, so a reader never sees half of it. What is not cached: a run that fixes or prints a
+An entry is one file below ``<cache dir>/<version>/`` in the interpreter's ``marshal`` format
+(the Python release is part of the key), written to a temporary name and renamed, so a reader
+never sees half of it; one it cannot read is a miss. Neither ``json`` nor ``hashlib`` is imported:
+on a cold run over one script they cost more than the lookup (``marshal`` and the interpreter's
+own SHA-256 module are built in). What is not cached: a run that fixes or prints a
 diff, standard input, a file with an error, a file in which a secret was found (the cache holds
 no secret), and ShellCheck's findings (they depend on another program).
 
@@ -25,7 +28,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-FORMAT = 2  # the entry layout; a change makes every older entry a miss
+FORMAT = 3  # the entry layout; a change makes every older entry a miss
 DIRECTORY_NAME = ".sbatchlint_cache"
 
 # -- what the run looked at besides the file --------------------------------------------------
@@ -56,12 +59,28 @@ def probe(kind: str, path: str) -> Any:
     return answer
 
 
-def _file_hash(path: str) -> Optional[str]:
-    import hashlib
+_SHA256: list = []
 
+
+def sha256(data: bytes = b""):
+    """``hashlib.sha256(data)``, from the interpreter's built-in module when it has one:
+    importing ``hashlib`` loads the OpenSSL bindings, about 3 ms of a cold run."""
+    if not _SHA256:
+        try:
+            from _sha256 import sha256 as made  # CPython up to 3.11
+        except ImportError:
+            try:
+                from _sha2 import sha256 as made  # CPython 3.12 and later
+            except ImportError:  # pragma: no cover - another interpreter
+                from hashlib import sha256 as made
+        _SHA256.append(made)
+    return _SHA256[0](data)
+
+
+def _file_hash(path: str) -> Optional[str]:
     try:
         with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+            return sha256(handle.read()).hexdigest()
     except OSError:
         return None
 
@@ -74,12 +93,10 @@ _PACKAGE: Dict[str, str] = {}
 def package_fingerprint() -> str:
     """sbatchlint's version and the size and modification time of each of its modules."""
     if "key" not in _PACKAGE:
-        import hashlib
-
         from . import __version__
 
         root = os.path.dirname(os.path.abspath(__file__))
-        digest = hashlib.sha256(__version__.encode())
+        digest = sha256(__version__.encode())
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
@@ -91,7 +108,8 @@ def package_fingerprint() -> str:
 
 
 def _canonical(value: Any) -> Any:
-    """``value`` as JSON-able data in a fixed order (dicts sorted, objects by their repr)."""
+    """``value`` as plain data in a fixed order (dicts sorted, objects by their repr), so that its
+    ``repr`` is the same text for the same settings."""
     if isinstance(value, dict):
         return [[str(k), _canonical(v)] for k, v in sorted(value.items(), key=lambda item: str(item[0]))]
     if isinstance(value, (list, tuple)):
@@ -116,12 +134,11 @@ def options_fingerprint(options) -> Any:
 
 
 def key(data: bytes, path: str, display: str, options) -> str:
-    import hashlib
-    import json
+    import sys
 
-    digest = hashlib.sha256()
-    digest.update(json.dumps([FORMAT, package_fingerprint(), os.path.abspath(path), display,
-                              options_fingerprint(options)]).encode())
+    digest = sha256()
+    digest.update(repr([FORMAT, sys.implementation.cache_tag, package_fingerprint(), os.path.abspath(path),
+                        display, options_fingerprint(options)]).encode("utf-8", "surrogateescape"))
     digest.update(b"\0")
     digest.update(data)
     return digest.hexdigest()
@@ -139,29 +156,29 @@ def cacheable(job) -> bool:
 def _entry_path(directory: str, entry_key: str) -> str:
     from . import __version__
 
-    return os.path.join(directory, __version__, entry_key[:2], entry_key + ".json")
+    return os.path.join(directory, __version__, entry_key[:2], entry_key + ".entry")
 
 
 def load(directory: str, entry_key: str, display: str):
     """The cached ``FileResult`` fields (diagnostics, launched, skipped) for ``entry_key``, or
     None: no entry, an unreadable one, or one whose probes now answer otherwise."""
-    import json
+    import marshal
 
     try:
-        with open(_entry_path(directory, entry_key), encoding="utf-8") as handle:
-            entry = json.load(handle)
+        with open(_entry_path(directory, entry_key), "rb") as handle:
+            entry = marshal.load(handle)
         for kind, path, answer in entry["probes"]:
             if _answer(kind, path) != answer:
                 return None
         return ([_diagnostic(item, display) for item in entry["diagnostics"]], list(entry["launched"]),
                 bool(entry["skipped"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None
 
 
 def store(directory: str, entry_key: str, result, probes) -> None:
     """Write the entry for ``result`` (atomically); a cache that cannot be written is skipped."""
-    import json
+    import marshal
     import tempfile
 
     if result.error or result.secrets or result.fixed_data is not None or result.diff:
@@ -178,8 +195,8 @@ def store(directory: str, entry_key: str, result, probes) -> None:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=os.path.dirname(target))
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entry, handle, separators=(",", ":"))
+            with os.fdopen(fd, "wb") as handle:
+                marshal.dump(entry, handle)
             os.replace(temporary, target)
         except BaseException:
             try:

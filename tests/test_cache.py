@@ -177,15 +177,30 @@ def test_bad_cache_dir_setting_is_a_one_line_error(project):
     assert "cache-dir: expected a directory name" in result.output
 
 
-def test_a_damaged_entry_is_a_miss(project):
+@pytest.mark.parametrize("damage", ["truncated", "empty", "text", "wrong shape"])
+def test_a_damaged_entry_is_a_miss(project, damage):
     first = run("job.sh")
-    for folder, _dirs, files in os.walk(project / cache.DIRECTORY_NAME):
-        for name in files:
-            if name.endswith(".json"):
-                with open(os.path.join(folder, name), "w") as handle:
-                    handle.write('{"diagnostics": [')
+    entries = [os.path.join(folder, name) for folder, _dirs, files in os.walk(project / cache.DIRECTORY_NAME)
+               for name in files if name.endswith(".entry")]
+    assert len(entries) == 1
+    with open(entries[0], "rb") as handle:
+        data = handle.read()
+    damaged = {"truncated": data[: len(data) // 2], "empty": b"", "text": b'{"diagnostics": [',
+               "wrong shape": __import__("marshal").dumps({"diagnostics": 3})}[damage]
+    with open(entries[0], "wb") as handle:
+        handle.write(damaged)
     assert run("job.sh").output == first.output
     assert project.linted == ["job.sh", "job.sh"]
+
+
+def test_the_built_in_sha256_is_hashlib_s():
+    import hashlib
+
+    assert cache.sha256(b"job").hexdigest() == hashlib.sha256(b"job").hexdigest()
+    digest = cache.sha256()
+    digest.update(b"a")
+    digest.update(b"b")
+    assert digest.hexdigest() == hashlib.sha256(b"ab").hexdigest()
 
 
 def test_no_secret_is_written_to_the_cache(project):
