@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import stat
 import tempfile
 from typing import Iterator, List, Optional, Protocol
@@ -150,6 +149,8 @@ class NotWritten(OSError):
 def signals_deferred():
     """Hold Ctrl-C (and a polite kill) until a write is complete: the file is then either the old
     one or the new one, never half of each. The signal arrives as soon as the block ends."""
+    import signal  # here: importing it costs a run that writes nothing a millisecond
+
     held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)

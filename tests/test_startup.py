@@ -178,3 +178,22 @@ def test_a_command_line_of_paths_imports_no_option_parser(tmp_path):
              "print('click' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.stdout.splitlines()[-2:] == ["exit 0", "False"], done.stderr
+
+
+def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
+    """The modules a run over one script could import and does not need: the option parser, the
+    standard data classes (and ``inspect``), OpenSSL's hashes, JSON (the cache is ``marshal``),
+    signal handling for writes it does not make, and what only examples or fixes use."""
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+                                     "srun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n")
+    unwanted = ("click", "dataclasses", "inspect", "hashlib", "json", "signal", "textwrap", "shlex")
+    probe = ("import sys\nstarted = set(sys.modules)  # what the interpreter's own start-up loaded\n"
+             "from sbatchlint.start import main\n"
+             "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
+             f"print(sorted(m for m in {unwanted!r} if m in sys.modules and m not in started))\n")
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SBATCHLINT_")}
+    for run in ("no cached result", "cached result"):
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                              env=env)
+        assert done.stdout.splitlines()[-2:] == ["exit 1", "[]"], (run, done.stdout, done.stderr)
+    assert any(name.endswith(".entry") for _folder, _dirs, files in os.walk(tmp_path / ".sbatchlint_cache") for name in files)

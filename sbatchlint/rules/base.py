@@ -6,7 +6,6 @@ read from its examples, never declared twice.
 """
 from __future__ import annotations
 
-from textwrap import dedent
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import Diagnostic, Fix, Severity
@@ -37,6 +36,8 @@ class Good:
 
 
 def clean(text: str) -> str:
+    from textwrap import dedent  # only the examples use it, and a run never builds them
+
     return dedent(text).lstrip("\n")
 
 

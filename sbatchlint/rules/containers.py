@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .. import options as option_table
@@ -111,7 +110,7 @@ def shell_text(script, value: Value, context: Sequence, inside: str) -> Optional
         if SAFE_LITERAL.match(text):
             return text
         if inside == "":
-            return shlex.quote(text)
+            return _quote(text)
     return None
 
 
@@ -1370,7 +1369,7 @@ def _warmup(script, analysis: Containers, step: Step, sync: UvSync) -> Optional[
         return None
     for word in sync.options:
         text = word.text
-        uv.append(text if SAFE_LITERAL.match(text) else shlex.quote(text))
+        uv.append(text if SAFE_LITERAL.match(text) else _quote(text))
     # the directory the task's uv runs in, when the task string enters one first
     directory = None
     for command in step.task_commands:
@@ -2065,7 +2064,7 @@ class StaleExperimentDir(Rule):
                     text = shell_text(script, directory, context, "")
                 elif path.complete:
                     host = mount.host_path(path.text)
-                    text = shlex.quote(host) if host else None
+                    text = _quote(host) if host else None
             else:
                 text = shell_text(script, directory, context, "")
             if text is None:
@@ -2321,7 +2320,7 @@ class ScriptDirectoryFromSpool(Rule):
         outside Slurm the script reads `$0` as before. Write the real path instead when the
         job is submitted from elsewhere.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -2382,7 +2381,7 @@ class ScriptDirectoryFromSpool(Rule):
             ),
             title="guarded for a batch job",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         for use in script.self_directory_uses:
@@ -2446,7 +2445,7 @@ class ContainerStartsInImageWorkdir(Rule):
         starts the task where the batch shell is. The entry point may live in the image's own
         WORKDIR instead (a custom image): then write its absolute path.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -2503,7 +2502,7 @@ class ContainerStartsInImageWorkdir(Rule):
             ),
             title="a cd inside the task",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         analysis = containers(script)
@@ -2608,7 +2607,7 @@ class ArrayElementsShareDirectory(Rule):
         element resumes from another's checkpoint (another learning rate, another dataset) and
         reports its results as its own.
     """
-    examples = (
+    examples = Examples(lambda: (
         Bad(
             clean(
                 """
@@ -2647,7 +2646,7 @@ class ArrayElementsShareDirectory(Rule):
             ),
             title="a chain: one element at a time, each resuming the last",
         ),
-    )
+    ))
 
     def check(self, script) -> Iterator[Diagnostic]:
         shared = script.array_outputs
@@ -2675,3 +2674,10 @@ class ArrayElementsShareDirectory(Rule):
             yield self.report(
                 script, directory.span, message, label="shared by every array element", help=help, notes=(note,)
             )
+
+
+def _quote(text: str) -> str:
+    """``shlex.quote``, importing shlex only when a fix quotes something."""
+    from shlex import quote
+
+    return quote(text)
