@@ -179,7 +179,8 @@ def load(directory: str, entry_key: str, display: str):
 def store(directory: str, entry_key: str, result, probes) -> None:
     """Write the entry for ``result`` (atomically); a cache that cannot be written is skipped."""
     import marshal
-    import tempfile
+
+    from .files import create_temporary
 
     if result.error or result.secrets or result.fixed_data is not None or result.diff:
         return
@@ -193,7 +194,7 @@ def store(directory: str, entry_key: str, result, probes) -> None:
     try:
         _prepare(directory)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=os.path.dirname(target))
+        fd, temporary = create_temporary(os.path.dirname(target), ".entry-", ".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
                 marshal.dump(entry, handle)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from typing import Iterator, List, Optional, Protocol
 
 from .lazyclass import dataclass
@@ -141,6 +140,20 @@ def _search(top: str, python: bool, rules: FileRules) -> Iterator[Candidate]:
                         f"{err.strerror or err}")
 
 
+def create_temporary(folder: str, prefix: str, suffix: str = "") -> "tuple[int, str]":
+    """A new file in ``folder`` only this process can have made, open for writing (mode 0600), and
+    its path: what ``tempfile.mkstemp`` gives, without importing ``tempfile`` (with ``shutil``,
+    ``random`` and the compression modules it brings, about 6 ms of a cold run)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    for _attempt in range(100):
+        path = os.path.join(folder, f"{prefix}{os.getpid()}-{os.urandom(8).hex()}{suffix}")
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{folder}: no unused temporary file name")
+
+
 class NotWritten(OSError):
     """A fixed file that was deliberately not written; the message says why, in one line."""
 
@@ -199,7 +212,7 @@ def _write_in_place(target: str, data: bytes) -> None:
 def _replace(target: str, data: bytes, info: os.stat_result) -> bool:
     """Replace ``target`` atomically; False (nothing changed) when its owner could not be kept."""
     try:
-        fd, temporary = tempfile.mkstemp(prefix=".sbatchlint-", dir=os.path.dirname(target))
+        fd, temporary = create_temporary(os.path.dirname(target), ".sbatchlint-")
     except PermissionError:  # a file we may write in a directory we may not: write in place
         return False
     try:

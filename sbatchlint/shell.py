@@ -25,7 +25,6 @@ import weakref
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tree_sitter import Language, Node, Parser, Tree
-import tree_sitter_bash
 
 from .source import Span
 from .lazyre import lazy
@@ -50,8 +49,50 @@ _SPECIAL = frozenset(b"0123456789@*#?$!-")
 def parser() -> Parser:
     global _PARSER
     if _PARSER is None:
-        _PARSER = Parser(Language(tree_sitter_bash.language()))
+        _PARSER = Parser(Language(bash_language()))
     return _PARSER
+
+
+def bash_language():
+    """The bash grammar (``tree_sitter_bash.language()``), read from the package's compiled
+    binding without running the package's ``__init__``: that imports ``importlib.resources`` (and
+    with it ``pathlib``, ``urllib`` and ``ipaddress``) for its highlighting queries, about 6 ms of a
+    cold run that never asks for them. Any surprise in the package's layout takes the usual way."""
+    import sys
+
+    name = "tree_sitter_bash._binding"
+    binding = sys.modules.get(name)
+    if binding is None:
+        try:
+            binding = _load_binding(name)
+        except Exception:  # another layout or loader: import the package as it wants
+            binding = None
+    if binding is None or not callable(getattr(binding, "language", None)):
+        import tree_sitter_bash
+
+        return tree_sitter_bash.language()
+    return binding.language()
+
+
+def _load_binding(name: str):
+    import os
+    import sys
+    from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
+
+    package = PathFinder.find_spec("tree_sitter_bash")  # finds the package on sys.path without running it
+    if package is None or not package.submodule_search_locations:
+        return None
+    for folder in package.submodule_search_locations:
+        for suffix in EXTENSION_SUFFIXES:
+            path = os.path.join(folder, "_binding" + suffix)
+            if os.path.isfile(path):
+                loader = ExtensionFileLoader(name, path)
+                spec = ModuleSpec(name, loader, origin=path)
+                module = loader.create_module(spec)
+                loader.exec_module(module)
+                sys.modules[name] = module  # a later ``import tree_sitter_bash`` reuses it
+                return module
+    return None
 
 
 def parse(data: bytes) -> Tree:

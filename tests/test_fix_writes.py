@@ -178,3 +178,27 @@ def test_ctrl_c_exits_130_and_leaves_no_half_written_file(tmp_path, jobs):
         fixed += now != before[path]
     assert 0 < fixed < len(paths)
     assert leftovers(tmp_path) == []
+
+
+def test_a_temporary_file_is_new_private_and_named_as_asked(tmp_path, monkeypatch):
+    from sbatchlint import files
+
+    first_fd, first = files.create_temporary(str(tmp_path), ".entry-", ".tmp")
+    second_fd, second = files.create_temporary(str(tmp_path), ".entry-", ".tmp")
+    os.close(first_fd)
+    os.close(second_fd)
+    assert first != second and os.path.dirname(first) == str(tmp_path)
+    assert os.path.basename(first).startswith(".entry-") and first.endswith(".tmp")
+    assert os.stat(first).st_mode & 0o777 == 0o600
+    # a name already taken (by another process, or a link planted there) is never opened
+    monkeypatch.setattr(os, "urandom", lambda n: b"\x00" * n)
+    fd, path = files.create_temporary(str(tmp_path), "x-")
+    os.close(fd)
+    taken = iter([b"\x00" * 8, b"\x01" * 8])
+    monkeypatch.setattr(os, "urandom", lambda n: next(taken))
+    fd, other = files.create_temporary(str(tmp_path), "x-")
+    os.close(fd)
+    assert path.endswith("0" * 16) and other.endswith("01" * 8)
+    monkeypatch.setattr(os, "urandom", lambda n: b"\x00" * n)
+    with pytest.raises(FileExistsError):
+        files.create_temporary(str(tmp_path), "x-")

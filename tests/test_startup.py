@@ -186,7 +186,8 @@ def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
     signal handling for writes it does not make, and what only examples or fixes use."""
     (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
                                      "srun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n")
-    unwanted = ("click", "dataclasses", "inspect", "hashlib", "json", "signal", "textwrap", "shlex")
+    unwanted = ("click", "dataclasses", "inspect", "hashlib", "json", "signal", "textwrap", "shlex", "tempfile",
+                "shutil", "importlib.resources", "importlib.metadata", "email")
     probe = ("import sys\nstarted = set(sys.modules)  # what the interpreter's own start-up loaded\n"
              "from sbatchlint.start import main\n"
              "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
@@ -197,3 +198,30 @@ def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
                               env=env)
         assert done.stdout.splitlines()[-2:] == ["exit 1", "[]"], (run, done.stdout, done.stderr)
     assert any(name.endswith(".entry") for _folder, _dirs, files in os.walk(tmp_path / ".sbatchlint_cache") for name in files)
+
+
+def test_the_grammar_read_from_its_binding_is_the_packages():
+    """The bash grammar is loaded from the package's compiled binding alone; it is the grammar
+    ``tree_sitter_bash.language()`` gives, and a later import of the package reuses the binding."""
+    probe = ("import sys\nfrom sbatchlint import shell\n"
+             "tree = shell.parse(b'srun python train.py --rank $SLURM_PROCID\\n')\n"
+             "print('tree_sitter_bash' in sys.modules, 'tree_sitter_bash._binding' in sys.modules)\n"
+             "import tree_sitter_bash\nfrom tree_sitter import Language\n"
+             "print(Language(tree_sitter_bash.language()) == Language(shell.bash_language()), tree.root_node.type,\n"
+             "      tree.root_node.child(0).type)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["False", "True", "True", "program", "command"], done.stderr
+
+
+def test_a_grammar_package_of_another_layout_is_imported_as_usual(monkeypatch):
+    import tree_sitter_bash
+    from tree_sitter import Language
+
+    from sbatchlint import shell
+
+    def unusual(name):
+        raise OSError("no such binding file")
+
+    monkeypatch.setattr(shell, "_load_binding", unusual)
+    monkeypatch.delitem(sys.modules, "tree_sitter_bash._binding", raising=False)
+    assert Language(shell.bash_language()) == Language(tree_sitter_bash.language())
