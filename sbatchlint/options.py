@@ -410,9 +410,14 @@ _TOGGLES = {
 }
 
 
+_NAMES_OF: dict = {}  # preferred name -> every alias of it
+for _name, _target in ALIASES.items():
+    _NAMES_OF.setdefault(_target, []).append(_name)
+
+
 def _spec(long, short, arg, value, pyxis):
     preferred = ALIASES.get(long, long)
-    aliases = tuple(sorted(name for name, target in ALIASES.items() if target == preferred and name != long))
+    aliases = tuple(sorted(name for name in _NAMES_OF.get(preferred, ()) if name != long))
     if preferred != long:
         aliases = tuple(sorted(set(aliases) | {preferred}))
     return OptionSpec(
@@ -437,8 +442,9 @@ def _build(rows, pyxis=False):
 
 
 PYXIS: dict[str, OptionSpec] = _build(_PYXIS, pyxis=True)
-SBATCH: dict[str, OptionSpec] = {**_build(_BOTH), **_build(_SBATCH_ONLY), **PYXIS}
-SRUN: dict[str, OptionSpec] = {**_build(_BOTH), **_build(_SRUN_ONLY), **PYXIS}
+_SHARED = _build(_BOTH)  # the same (immutable) specs in both tables
+SBATCH: dict[str, OptionSpec] = {**_SHARED, **_build(_SBATCH_ONLY), **PYXIS}
+SRUN: dict[str, OptionSpec] = {**_SHARED, **_build(_SRUN_ONLY), **PYXIS}
 
 #: The validator kinds :func:`validate` knows.
 VALUE_KINDS = (
