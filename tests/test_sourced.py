@@ -343,7 +343,7 @@ def test_a_cached_result_keeps_the_sourced_files_place(tmp_path, monkeypatch):
     finally:
         os.chdir(here)
     assert runs[0] == runs[1] and runs[0].startswith("site.sh:3:8: SBL304")
-    assert list((tmp_path / "cache").rglob("*.json"))  # the second run was answered from the cache
+    assert list((tmp_path / "cache").rglob("*.entry"))  # the second run was answered from the cache
 
 
 def test_pyxis_settings_a_sourced_file_exports_reach_the_step(tmp_path):
