@@ -90,6 +90,9 @@ _SHAPE_TEXT = [(shape, lazy(shape.pattern), _SHAPE_HINTS[shape.kind]) for shape 
 _ANY_HINT = lazy(
     "|".join(re.escape(h) for h in sorted({h for hints in _SHAPE_HINTS.values() for h in hints}, key=len, reverse=True))
 )
+_ANY_HINT_BYTES = lazy(
+    b"|".join(re.escape(h.encode("ascii")) for h in sorted({h for hints in _SHAPE_HINTS.values() for h in hints}, key=len, reverse=True))
+)
 
 # Conventional names: the kind of credential a variable holds, for messages.
 NAMED_KINDS = {
@@ -134,7 +137,12 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper()
 
 
-@lru_cache(maxsize=4096)  # asked for every argument, option and variable name, many times
+# What a secret-looking name contains, lowercased (``TOKEN``, ``…KEY``, ``SECRET``,
+# ``PASSWORD``/``PASSWD``): every name ``secret_name_kind`` accepts holds one, so a text without
+# any holds no such name.
+NAME_HINTS = (b"token", b"key", b"secret", b"passw")
+
+
 @lru_cache(maxsize=4096)  # asked for every name=value in a file's text, comments included
 def secret_name_kind(name: str) -> Optional[str]:
     """"token", "key", "secret" or "password" for a secret-looking name, else None."""
@@ -152,6 +160,7 @@ def secret_name_kind(name: str) -> Optional[str]:
     return None
 
 
+@lru_cache(maxsize=4096)  # asked for every argument, option and variable name, many times
 def is_secret_name(name: str) -> bool:
     return secret_name_kind(name) is not None
 
@@ -301,10 +310,35 @@ _TEXT_WANDB = lazy(r"wandb[ \t]+login(?:[ \t]+--[A-Za-z-]+)*[ \t]+(?P<q>[\"']?)(
 _TEXT_OPTION = lazy(r"--(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;,-][^\s\"'`;,]*)")
 
 
+# NAME_HINTS in text, in any case (a hint inside another's match is on the same line).
+_NAME_HINT_TEXT = lazy("|".join(hint.decode("ascii") for hint in NAME_HINTS), re.IGNORECASE)
+
+
+def _hint_lines(text: str) -> List[Tuple[int, int]]:
+    """(start, end) of each line of ``text`` that holds a name hint, without its newline."""
+    out: List[Tuple[int, int]] = []
+    end = -1
+    for match in _NAME_HINT_TEXT.finditer(text):
+        at = match.start()
+        if at < end:
+            continue  # on the line found last
+        end = text.find("\n", at)
+        if end < 0:
+            end = len(text)
+        out.append((text.rfind("\n", 0, at) + 1, end))
+    return out
+
+
 def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterator[Secret]:
-    text = source.data[region.start : region.end].decode("utf-8", "replace")
-    if source.encoding != "utf-8":
-        text = source.data[region.start : region.end].decode("latin-1")
+    chunk = source.data[region.start : region.end]
+    # What each search below needs in the text (all ASCII, which both decodings keep as it is):
+    # a secret-looking name, ``wandb``, the literal part of a credential shape. Most comments
+    # and many whole files have none of them.
+    lowered = chunk.lower()
+    named = any(hint in lowered for hint in NAME_HINTS)
+    if not named and b"wandb" not in chunk and _ANY_HINT_BYTES.search(chunk) is None:
+        return
+    text = chunk.decode("utf-8", "replace") if source.encoding == "utf-8" else chunk.decode("latin-1")
 
     def span_of(start: int, end: int) -> Span:
         prefix = len(text[:start].encode(source.encoding if source.encoding == "utf-8" else "latin-1"))
@@ -312,15 +346,20 @@ def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterato
         return Span(region.start + prefix, region.start + prefix + length)
 
     patterns = []
-    if "=" in text or ":" in text:
+    if named and ("=" in text or ":" in text):
         patterns.append(_TEXT_ASSIGNMENT)
-    if "--" in text:
+    if named and "--" in text:
         patterns.append(_TEXT_OPTION)
+    # No match of either pattern crosses a line, and a line's matches are the same whether the
+    # search starts at the text's start or at the line's: only the lines where a secret-looking
+    # name can be (they hold a hint) are searched.
+    lines = _hint_lines(text) if patterns else ()
     for pattern in patterns:
-        for match in pattern.finditer(text):
-            name, value = match.group("name"), match.group("value")
-            if is_secret_name(name) and (is_credential(value, secret_name_kind(name))):
-                yield Secret(span_of(match.start("value"), match.end("value")), kind_of(value, name), name, value, live, site)
+        for start, end in lines:
+            for match in pattern.finditer(text, start, end):
+                name, value = match.group("name"), match.group("value")
+                if is_secret_name(name) and (is_credential(value, secret_name_kind(name))):
+                    yield Secret(span_of(match.start("value"), match.end("value")), kind_of(value, name), name, value, live, site)
     for match in _TEXT_WANDB.finditer(text) if "wandb" in text else ():
         value = match.group("value")
         if not is_placeholder(value) and len(value) >= 8:
@@ -330,12 +369,21 @@ def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterato
 
 
 def text_scan(source: Source) -> List[Secret]:
-    """Secrets found by reading the whole file as text (Python files, or when the model fails)."""
+    """Secrets found by reading the whole file as text (Python files, or when the model fails).
+
+    Kept on ``source`` for its bytes: a run asks it of the same file before and after building
+    the model (``secrets.found_in``)."""
+    data = source.data
+    kept = source.__dict__.get("_text_scan")
+    if kept is not None and kept[0] is data and kept[1] == source.encoding:
+        return list(kept[2])
     found: Dict[Span, Secret] = {}
-    for secret in text_secrets(source, Span(0, len(source.data)), True, "text"):
+    for secret in text_secrets(source, Span(0, len(data)), True, "text"):
         if not any(other.overlaps(secret.span) for other in found):
             found[secret.span] = secret
-    return sorted(found.values(), key=lambda s: s.span)
+    result = sorted(found.values(), key=lambda s: s.span)
+    source.__dict__["_text_scan"] = (data, source.encoding, tuple(result))
+    return result
 
 
 def values(source: Source, found: Iterable[Secret]) -> List[str]:

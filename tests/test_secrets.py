@@ -241,6 +241,16 @@ def test_commented_secret_is_still_redacted():
     assert not [s for s in secrets.find(source) if s.live]
 
 
+def test_text_scan_reads_a_source_again_when_its_bytes_change():
+    source = Source((HEAD + "# HF_TOKEN=%s\n" % HF).encode())
+    first = redaction.text_scan(source)
+    assert [s.value for s in first] == [HF]
+    first.clear()  # the caller's list is its own: the next answer is whole
+    assert [s.value for s in redaction.text_scan(source)] == [HF]
+    source.data = (HEAD + "# GH_TOKEN=%s\n" % GH).encode()
+    assert [s.value for s in redaction.text_scan(source)] == [GH]
+
+
 FIXES = [
     ("export HF_TOKEN=%s\n" % HF, "export HF_TOKEN=%s\n" % ref("HF_TOKEN")),
     ("export HF_TOKEN='%s'\n" % HF, 'export HF_TOKEN="%s"\n' % ref("HF_TOKEN")),
