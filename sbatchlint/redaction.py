@@ -310,23 +310,21 @@ _TEXT_WANDB = lazy(r"wandb[ \t]+login(?:[ \t]+--[A-Za-z-]+)*[ \t]+(?P<q>[\"']?)(
 _TEXT_OPTION = lazy(r"--(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;,-][^\s\"'`;,]*)")
 
 
-# NAME_HINTS in text, in any case (a hint inside another's match is on the same line).
-_NAME_HINT_TEXT = lazy("|".join(hint.decode("ascii") for hint in NAME_HINTS), re.IGNORECASE)
-
-
-def _hint_lines(text: str) -> List[Tuple[int, int]]:
-    """(start, end) of each line of ``text`` that holds a name hint, without its newline."""
+def _hint_lines(probe: bytes) -> List[Tuple[int, int]]:
+    """(start, end) of each line of ``probe`` (a text as lowercase ASCII bytes, one byte per
+    character) that holds a name hint, without its newline."""
     out: List[Tuple[int, int]] = []
-    end = -1
-    for match in _NAME_HINT_TEXT.finditer(text):
-        at = match.start()
-        if at < end:
-            continue  # on the line found last
-        end = text.find("\n", at)
+    nexts = [probe.find(hint) for hint in NAME_HINTS]  # each hint's next place
+    while True:
+        found = [at for at in nexts if at >= 0]
+        if not found:
+            return out
+        at = min(found)
+        end = probe.find(b"\n", at)
         if end < 0:
-            end = len(text)
-        out.append((text.rfind("\n", 0, at) + 1, end))
-    return out
+            end = len(probe)
+        out.append((probe.rfind(b"\n", 0, at) + 1, end))
+        nexts = [place if place < 0 or place > end else probe.find(hint, end) for place, hint in zip(nexts, NAME_HINTS)]
 
 
 def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterator[Secret]:
@@ -353,7 +351,9 @@ def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterato
     # No match of either pattern crosses a line, and a line's matches are the same whether the
     # search starts at the text's start or at the line's: only the lines where a secret-looking
     # name can be (they hold a hint) are searched.
-    lines = _hint_lines(text) if patterns else ()
+    lines: Sequence[Tuple[int, int]] = ()
+    if patterns:  # where the hints are, by character: non-ASCII characters become "?"
+        lines = _hint_lines(lowered if chunk.isascii() else text.encode("ascii", "replace").lower())
     for pattern in patterns:
         for start, end in lines:
             for match in pattern.finditer(text, start, end):

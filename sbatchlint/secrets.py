@@ -353,11 +353,34 @@ _EXPORT_OPTIONS = frozenset({option_table.EXPORT, option_table.CONTAINER_ENV})
 _ITEM_NAME = lazy(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
 
 
+# What can put text into a word that its own bytes do not hold: an expansion or substitution
+# (``$…``, backquotes) or an escape (``\t``, a line continuation).
+_BEYOND_ITS_BYTES = lazy(rb"[$`\\]")
+
+
+def _may_name_a_secret(command: "Command") -> bool:
+    """Whether a word of ``command`` may hold a secret-looking name or ``wandb`` (all that
+    ``_scan_command`` looks for in the argv), answered from the command's bytes while its argv
+    is not evaluated yet: without an expansion or an escape, each word's text is its own bytes
+    without their quotes, so a hint in it is a hint in the command's bytes without quotes."""
+    kept = command.__dict__
+    if "argv" in kept or "_arguments" not in kept:
+        return True  # evaluated already (or built from a task string): nothing to save
+    node = command.node
+    raw = kept["_values"].data[node.start_byte : node.end_byte]
+    if _BEYOND_ITS_BYTES.search(raw) is not None:
+        return True
+    lowered = raw.replace(b'"', b"").replace(b"'", b"").lower()
+    return any(hint in lowered for hint in _COMMAND_HINTS)
+
+
 def _scan_command(collector: _Collector, command: "Command") -> None:
     for env in command.env:
         if is_secret_name(env.name):
             text = env.value.text
             collector.named(env.value, 0, len(text.encode("utf-8")), env.name, "env", True)
+    if not _may_name_a_secret(command):
+        return  # its argv is left unevaluated: most rules never need it
     argv = command.argv
     program = ""
     for index, word in enumerate(argv):
