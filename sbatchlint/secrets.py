@@ -358,17 +358,23 @@ _ITEM_NAME = lazy(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
 _BEYOND_ITS_BYTES = lazy(rb"[$`\\]")
 
 
+def unevaluated_bytes(command: "Command") -> Optional[bytes]:
+    """The bytes of a command whose argv is not evaluated yet (None once it is, or for one
+    built from a task string): a question they answer saves evaluating it."""
+    kept = command.__dict__
+    if "argv" in kept or "_arguments" not in kept:
+        return None
+    node = command.node
+    return kept["_values"].data[node.start_byte : node.end_byte]
+
+
 def _may_name_a_secret(command: "Command") -> bool:
     """Whether a word of ``command`` may hold a secret-looking name or ``wandb`` (all that
     ``_scan_command`` looks for in the argv), answered from the command's bytes while its argv
     is not evaluated yet: without an expansion or an escape, each word's text is its own bytes
     without their quotes, so a hint in it is a hint in the command's bytes without quotes."""
-    kept = command.__dict__
-    if "argv" in kept or "_arguments" not in kept:
-        return True  # evaluated already (or built from a task string): nothing to save
-    node = command.node
-    raw = kept["_values"].data[node.start_byte : node.end_byte]
-    if _BEYOND_ITS_BYTES.search(raw) is not None:
+    raw = unevaluated_bytes(command)
+    if raw is None or _BEYOND_ITS_BYTES.search(raw) is not None:
         return True
     lowered = raw.replace(b'"', b"").replace(b"'", b"").lower()
     return any(hint in lowered for hint in _COMMAND_HINTS)

@@ -12,7 +12,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
 from ..redaction import mask
-from ..secrets import TaskString, expansion_name, is_secret_variable, scan, task_strings
+from ..secrets import TaskString, expansion_name, is_secret_variable, scan, task_strings, unevaluated_bytes
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
 from ..lazyre import lazy
@@ -721,13 +721,18 @@ class XtraceWithSecrets(Rule):
 
         uses: List[Tuple[int, Span, str]] = []  # (offset, span to report, variable)
         # Without a tracing event nothing is traced in the batch shell: no need to look for uses.
+        # Nor for an expansion of a secret variable where none is written (as for SBL402).
+        expands = bool(events) and _expands_a_secret_variable(script)
         for node in script.nodes_of_type("simple_expansion", "expansion", "variable_assignment") if events else ():
             if node.type in ("simple_expansion", "expansion"):
-                if any(a.type in ("heredoc_body", "comment") for a in shell.ancestors(node)):
+                if not expands:
                     continue
                 name = expansion_name(script.data[node.start_byte : node.end_byte].decode("utf-8", "replace"))
-                if name and is_secret_variable(script, name):
-                    uses.append((node.start_byte, shell.node_span(node, script.data), name))
+                if not name or not is_secret_variable(script, name):
+                    continue
+                if any(a.type in ("heredoc_body", "comment") for a in shell.ancestors(node)):
+                    continue
+                uses.append((node.start_byte, shell.node_span(node, script.data), name))
             elif node.type == "variable_assignment":
                 name_node = node.child_by_field_name("name")
                 value = node.child_by_field_name("value")
@@ -736,7 +741,10 @@ class XtraceWithSecrets(Rule):
                 name = script.data[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
                 if is_secret_variable(script, name):
                     uses.append((node.start_byte, shell.node_span(node, script.data), name))
-        for command in script.commands if events else ():
+        for command in script.commands if expands else ():
+            raw = unevaluated_bytes(command)
+            if raw is not None and b"$" not in raw:
+                continue  # no word of it takes anything from a variable: its argv is left unevaluated
             for word in command.argv:
                 for _site, name, _ in batch_sites(script, word.value):
                     uses.append((command.node.start_byte, word.span, name))
