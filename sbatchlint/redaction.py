@@ -327,15 +327,20 @@ def _hint_lines(probe: bytes) -> List[Tuple[int, int]]:
         nexts = [place if place < 0 or place > end else probe.find(hint, end) for place, hint in zip(nexts, NAME_HINTS)]
 
 
+def text_hints(chunk: bytes) -> bool:
+    """Whether ``chunk`` holds anything ``text_secrets`` looks for: a secret-looking name,
+    ``wandb``, the literal part of a credential shape (all ASCII, which both decodings keep as
+    it is). Most comments and many whole files hold none of them."""
+    lowered = chunk.lower()
+    return any(hint in lowered for hint in NAME_HINTS) or b"wandb" in chunk or _ANY_HINT_BYTES.search(chunk) is not None
+
+
 def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterator[Secret]:
     chunk = source.data[region.start : region.end]
-    # What each search below needs in the text (all ASCII, which both decodings keep as it is):
-    # a secret-looking name, ``wandb``, the literal part of a credential shape. Most comments
-    # and many whole files have none of them.
     lowered = chunk.lower()
     named = any(hint in lowered for hint in NAME_HINTS)
     if not named and b"wandb" not in chunk and _ANY_HINT_BYTES.search(chunk) is None:
-        return
+        return  # as text_hints
     text = chunk.decode("utf-8", "replace") if source.encoding == "utf-8" else chunk.decode("latin-1")
 
     def span_of(start: int, end: int) -> Span:

@@ -39,6 +39,7 @@ from .redaction import (
     normalize_name,
     secret_name_kind,
     shape_of,
+    text_hints,
     text_scan,
     text_secrets,
 )
@@ -604,10 +605,12 @@ def build_scan(script: "Script") -> List[Secret]:
             pass
     _scan_directives(collector, script)
 
-    # Text: comments (not live), heredoc bodies and unparsed regions (live, no fix).
-    directive_lines = {d.line for d in script.header.directives}
+    # Text: comments (not live), heredoc bodies and unparsed regions (live, no fix). A file
+    # without anything a text search looks for has no secret in any of them (nor a shape below).
     text_regions: List[Tuple[Span, bool, str]] = []
-    for node in script.nodes_of_type("comment", "heredoc_body"):
+    hinted = text_hints(data)
+    directive_lines = {d.line for d in script.header.directives} if hinted else set()
+    for node in script.nodes_of_type("comment", "heredoc_body") if hinted else ():
         if node.type == "comment":
             line = script.source.line_of(node.start_byte)
             if line in directive_lines:
@@ -615,7 +618,7 @@ def build_scan(script: "Script") -> List[Secret]:
             text_regions.append((Span(node.start_byte, node.end_byte), False, "comment"))
         elif node.type == "heredoc_body":
             text_regions.append((Span(node.start_byte, node.end_byte), True, "text"))
-    for region in script.errors:
+    for region in script.errors if hinted else ():
         text_regions.append((region, True, "text"))
     for region, live, site in text_regions:
         for secret in text_secrets(script.source, region, live, site):
