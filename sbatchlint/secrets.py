@@ -685,7 +685,7 @@ def secret_variables(script: "Script") -> Set[str]:
 def build_secret_variables(script: "Script") -> Set[str]:
     names = {name for name in script.values.assignments if is_secret_name(name)}
     spans = {secret.span for secret in scan(script) if secret.live}
-    for name, assignments in script.values.assignments.items():
+    for name, assignments in script.values.assignments.items() if spans else ():
         for assignment in assignments:
             node = assignment.value_node
             if node is None:
@@ -694,6 +694,21 @@ def build_secret_variables(script: "Script") -> Set[str]:
             if span in spans:  # the whole value is a credential
                 names.add(name)
     return names
+
+
+_EXPANDED_NAME = lazy(rb"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def expands_a_secret_variable(script: "Script") -> bool:
+    """Whether a ``$NAME`` of a secret variable is written anywhere in the script or in a string a
+    task's shell runs (where the expansions SBL402 and SBL403 look for are; memoised)."""
+    return script.secret_expansions
+
+
+def build_secret_expansions(script: "Script") -> bool:
+    texts = [script.data] + [task.text for task in task_strings(script)]
+    names = {name for text in texts for name in _EXPANDED_NAME.findall(text)}
+    return any(is_secret_variable(script, name.decode("ascii")) for name in names)
 
 
 def is_secret_variable(script: "Script", name: Optional[str]) -> bool:

@@ -216,6 +216,13 @@ class Script:
         return build_task_strings(self)
 
     @analysis
+    def secret_expansions(self) -> bool:
+        """Whether an expansion of a secret variable is written in the script (``secrets.py``)."""
+        from ..secrets import build_secret_expansions
+
+        return build_secret_expansions(self)
+
+    @analysis
     def secret_variables(self) -> Set[str]:
         """Variables that hold a credential (``secrets.py``)."""
         from ..secrets import build_secret_variables

@@ -12,10 +12,17 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
 from ..redaction import mask
-from ..secrets import TaskString, expansion_name, is_secret_variable, scan, task_strings, unevaluated_bytes
+from ..secrets import (
+    TaskString,
+    expands_a_secret_variable,
+    expansion_name,
+    is_secret_variable,
+    scan,
+    task_strings,
+    unevaluated_bytes,
+)
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
-from ..lazyre import lazy
 
 # Obviously fake values in the documentation's examples, in the real shapes.
 FAKE_HF = "hf_" + "FakeD0csT0kenN0tReal" + "AbCdEfGh123456"
@@ -285,17 +292,6 @@ def batch_sites(script, value) -> List[Tuple[Span, str, int]]:
     return out
 
 
-_EXPANDED_NAME = lazy(rb"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def _expands_a_secret_variable(script) -> bool:
-    """Whether a ``$NAME`` of a secret variable is written anywhere in the script or in a string a
-    task's shell runs (where ``batch_sites`` and ``task_sites`` find their names)."""
-    texts = [script.data] + [task.text for task in task_strings(script)]
-    names = {name for text in texts for name in _EXPANDED_NAME.findall(text)}
-    return any(is_secret_variable(script, name.decode("ascii")) for name in names)
-
-
 def task_sites(script, value) -> List[Tuple[Span, str]]:
     """Secret variables the TASK's shell expands in a task-level word."""
     out = []
@@ -476,7 +472,7 @@ class SecretExpandedIntoCommand(Rule):
     ))
 
     def check(self, script) -> Iterator[Diagnostic]:
-        if not _expands_a_secret_variable(script):
+        if not expands_a_secret_variable(script):
             return  # every finding below is the expansion of a secret variable
         reported: Set[Span] = set()
         steps_by_string = {id(step.task_string): step for step in script.steps if step.task_string is not None}
@@ -722,7 +718,7 @@ class XtraceWithSecrets(Rule):
         uses: List[Tuple[int, Span, str]] = []  # (offset, span to report, variable)
         # Without a tracing event nothing is traced in the batch shell: no need to look for uses.
         # Nor for an expansion of a secret variable where none is written (as for SBL402).
-        expands = bool(events) and _expands_a_secret_variable(script)
+        expands = bool(events) and expands_a_secret_variable(script)
         for node in script.nodes_of_type("simple_expansion", "expansion", "variable_assignment") if events else ():
             if node.type in ("simple_expansion", "expansion"):
                 if not expands:
