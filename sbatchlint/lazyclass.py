@@ -10,7 +10,8 @@ behaves as the standard one for everything the package does with it: the same ``
 rules: frozen and compared → hashed by the compared fields; compared and not frozen →
 unhashable; an explicit ``__hash__`` kept), frozen instances that refuse assignment with
 ``FrozenInstanceError`` (an ``AttributeError``), subclasses that add fields after their bases',
-``__match_args__``, ``replace`` and ``fields``. Only ``__init__`` is compiled; the other methods
+``__match_args__``, ``replace`` and ``fields``. Nothing is compiled until a class is busy: its
+``__init__`` binds arguments itself for the first instances, then is compiled; the other methods
 are closures over the class's field names.
 
 The methods are also made only when the class makes its first instance (called, unpickled or
@@ -166,7 +167,7 @@ def _finished(cls, options):
     frozen = bool(options.get("frozen", False))
     found = _collect(cls, frozen)
     names = tuple(found)
-    made_methods = {"__init__": _init(cls, found, frozen), "__repr__": _repr(found), "__eq__": _eq(found)}
+    made_methods = {"__init__": _first_init(cls, found, frozen), "__repr__": _repr(found), "__eq__": _eq(found)}
     if frozen:
         for name in ("__setattr__", "__delattr__"):
             if name in cls.__dict__:
@@ -191,8 +192,53 @@ def _finished(cls, options):
     return cls
 
 
+HOT = 64  # instances made through the general ``__init__`` before the class gets a compiled one
+
+
+def _first_init(cls, found: dict, frozen: bool):
+    """An ``__init__`` that binds its arguments itself (no compiling: that costs about as much as
+    a few hundred calls of it) until the class has made ``HOT`` instances; then the class gets the
+    compiled one, as fast as the standard decorator's. A run over one script makes most classes
+    a few instances; a run over many makes the busy ones hot within the first file."""
+    names = tuple(found)
+    count = len(names)
+    fallbacks = tuple((made.default, made.default_factory) for made in found.values())
+    assign = object.__setattr__ if frozen else setattr
+    post_init = hasattr(cls, "__post_init__")
+    made = [0]
+
+    def __init__(self, *args, **kwargs):
+        made[0] += 1
+        if made[0] == HOT and cls.__dict__.get("__init__") is __init__:
+            _method(cls, "__init__", _init(cls, found, frozen))
+        if len(args) > count:
+            raise TypeError(f"__init__() takes {count + 1} positional arguments but {len(args) + 1} were given")
+        for index, name in enumerate(names):
+            if index < len(args):
+                if name in kwargs:
+                    raise TypeError(f"__init__() got multiple values for argument {name!r}")
+                value = args[index]
+            elif name in kwargs:
+                value = kwargs.pop(name)
+            else:
+                default, factory = fallbacks[index]
+                if factory is not _MISSING:
+                    value = factory()
+                elif default is not _MISSING:
+                    value = default
+                else:
+                    raise TypeError(f"__init__() missing 1 required positional argument: {name!r}")
+            assign(self, name, value)
+        if kwargs:
+            raise TypeError(f"__init__() got an unexpected keyword argument {next(iter(kwargs))!r}")
+        if post_init:
+            self.__post_init__()
+
+    return __init__
+
+
 def _init(cls, found: dict, frozen: bool):
-    """``__init__``, the one method compiled (instances are made often: it must be as fast as the
+    """The compiled ``__init__`` (for a class that makes many instances: it must be as fast as the
     standard one, keyword arguments and defaults included)."""
     space: dict = {"_FACTORY": _MISSING, "_set": object.__setattr__}
     params, body = [], []

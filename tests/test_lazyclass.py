@@ -187,3 +187,50 @@ def test_a_repr_that_reaches_itself_prints_dots():
     root.children.append(root)
     assert repr(root).endswith("Node(name='r', children=[...])")
 
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_the_general_init_and_the_compiled_one_agree(monkeypatch, frozen):
+    """The first instances of a class are made by an ``__init__`` that binds its arguments itself;
+    from the HOT-th on, by a compiled one. Both take the same calls and refuse the same ones."""
+    monkeypatch.setattr(lazyclass, "HOT", 4)
+    posted = []
+
+    @dataclass(frozen=frozen)
+    class Step:
+        name: str
+        nodes: int = 1
+        env: dict = field(default_factory=dict)
+
+        def __post_init__(self) -> None:
+            posted.append(self.name)
+
+    calls = [(("a",), {}), (("b", 2), {}), ((), {"name": "c", "env": {"X": "1"}}), (("d",), {"nodes": 3})]
+    made = [Step(*args, **kwargs) for args, kwargs in calls * 2]  # the second round after the switch
+    assert made[:4] == made[4:] and posted == ["a", "b", "c", "d"] * 2
+    assert [(s.name, s.nodes, s.env) for s in made[:4]] == [("a", 1, {}), ("b", 2, {}), ("c", 1, {"X": "1"}), ("d", 3, {})]
+    assert made[0].env is not made[4].env
+    generic_errors, compiled_errors = [], []
+    for errors in (generic_errors, compiled_errors):
+        if errors is compiled_errors:
+            assert Step.__init__.__code__.co_filename.startswith("<dataclass")
+        for args, kwargs in [((), {}), (("a", 1, {}, 4), {}), (("a",), {"name": "b"}), (("a",), {"colour": 1})]:
+            with pytest.raises(TypeError):
+                Step(*args, **kwargs)
+            errors.append(True)
+    assert generic_errors == compiled_errors
+
+
+def test_a_class_made_few_times_compiles_nothing(monkeypatch):
+    import builtins
+
+    compiled = []
+    real = builtins.compile
+    monkeypatch.setattr(builtins, "compile", lambda *a, **k: compiled.append(a[1]) or real(*a, **k))
+
+    @dataclass(frozen=True)
+    class Rare:
+        a: int
+        b: str = ""
+
+    assert [Rare(1), Rare(2, "x")] == [Rare(1, ""), Rare(2, b="x")] and compiled == []
