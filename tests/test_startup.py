@@ -225,3 +225,16 @@ def test_a_grammar_package_of_another_layout_is_imported_as_usual(monkeypatch):
     monkeypatch.setattr(shell, "_load_binding", unusual)
     monkeypatch.delitem(sys.modules, "tree_sitter_bash._binding", raising=False)
     assert Language(shell.bash_language()) == Language(tree_sitter_bash.language())
+
+
+def test_the_collector_is_on_while_files_are_linted_and_off_for_the_exit(tmp_path):
+    """Start-up imports run with the cyclic collector paused; a run over many files has it on
+    (between files it frees what a file's analysis left); the exit does not walk the heap."""
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n")
+    probe = ("import gc, sys\nfrom sbatchlint import check, start\nreal = check.run\nseen = []\n"
+             "def run(paths):\n    seen.append(gc.isenabled())\n    return real(paths)\n"
+             "check.run = run\n"
+             "try:\n    start.main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
+             "print(seen, gc.isenabled())\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.stdout.splitlines()[-2:] == ["exit 0", "[True] False"], done.stdout + done.stderr
