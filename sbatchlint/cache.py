@@ -96,15 +96,24 @@ def package_fingerprint() -> str:
         from . import __version__
 
         root = os.path.dirname(os.path.abspath(__file__))
-        digest = sha256(__version__.encode())
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".py", ".json")):
-                    info = os.stat(os.path.join(folder, name))
-                    digest.update(f"{os.path.relpath(os.path.join(folder, name), root)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
-        _PACKAGE["key"] = digest.hexdigest()
+        rows: List[str] = [__version__]
+        _module_rows(root, "", rows)
+        _PACKAGE["key"] = sha256("\n".join(rows).encode("utf-8", "surrogateescape")).hexdigest()
     return _PACKAGE["key"]
+
+
+def _module_rows(folder: str, prefix: str, rows: List[str]) -> None:
+    """``path:size:mtime`` of each ``.py``/``.json`` file below ``folder`` (``__pycache__`` left
+    out), in a fixed order, paths relative to the package."""
+    with os.scandir(folder) as listing:
+        entries = sorted(listing, key=lambda entry: entry.name)
+    for entry in entries:
+        if entry.is_dir():
+            if entry.name != "__pycache__" and not entry.is_symlink():
+                _module_rows(entry.path, prefix + entry.name + "/", rows)
+        elif entry.name.endswith((".py", ".json")):
+            info = entry.stat()
+            rows.append(f"{prefix}{entry.name}:{info.st_size}:{info.st_mtime_ns}")
 
 
 def _canonical(value: Any) -> Any:
