@@ -33,7 +33,6 @@ time), :class:`Unkept` says why and the caller offers no fix.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
 
 from . import options as option_table
 from .diagnostics import Edit
@@ -41,6 +40,10 @@ from .lazyclass import dataclass, field
 from .model.geometry import geometry, gpu_total, parse_count, step_option
 from .model.steps import Step
 from .source import Span
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List, Optional, Sequence
 
 SRUN_CPUS = "SRUN_CPUS_PER_TASK"
 _UNITS = ("K", "M", "G", "T")

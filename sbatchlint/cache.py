@@ -26,7 +26,10 @@ current directory when there is none). ``--no-cache`` (or ``SBATCHLINT_NO_CACHE=
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 FORMAT = 3  # the entry layout; a change makes every older entry a miss
 DIRECTORY_NAME = ".sbatchlint_cache"

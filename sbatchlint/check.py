@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List
 
 STREAMING = ("text", "concise", "github")  # formats printed file by file as results arrive
 

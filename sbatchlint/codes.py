@@ -7,7 +7,10 @@ table against the rules themselves (``registry``): adding a rule is adding its r
 """
 from __future__ import annotations
 
-from typing import Tuple
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Tuple
+
 
 # (code, name, module under sbatchlint.rules, language: "shell", "python" or "any")
 RULES: Tuple[Tuple[str, str, str, str], ...] = (

@@ -37,11 +37,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence
 
 
 from .diagnostics import Severity
 from .lazyclass import dataclass, field
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence
 
 CONFIG_NAMES = (".sbatchlint.toml", "pyproject.toml")
 PROFILE_NAME = ".sbatchlint-cluster.toml"  # a cluster profile of its own (``cluster/profile.py``)

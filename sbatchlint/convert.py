@@ -31,7 +31,6 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import options as option_table
 from . import redaction, secrets
@@ -51,6 +50,10 @@ from .model.workload import Workload, entry_workload
 from .model.values import Word
 from .source import Source
 from .lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 PLACEHOLDERS = {
     "account": "<ACCOUNT>",

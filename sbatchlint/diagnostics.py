@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Optional, Tuple
 
 from .lazyclass import dataclass, field
 from .source import Span
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 
 class Severity(str, Enum):

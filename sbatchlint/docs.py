@@ -7,9 +7,12 @@ from __future__ import annotations
 import os
 import sys
 from textwrap import dedent
-from typing import Dict
 
 from . import registry
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict
 
 FAMILIES = {
     "SBL0": "The sbatch header",

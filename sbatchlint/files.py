@@ -4,10 +4,13 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from typing import Iterator, List, Optional, Protocol
 
 from .lazyclass import dataclass
 from .lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Protocol
 
 SCRIPT_SUFFIXES = (".sh", ".sbatch", ".slurm", ".sub", ".bash")
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
@@ -26,14 +29,15 @@ def has_directive(path: str) -> bool:
     return b"\0" not in head and bool(_DIRECTIVE.search(head))
 
 
-class FileRules(Protocol):
-    """What the configuration says about a path (``runner.Resolver`` answers it)."""
+if TYPE_CHECKING:
+    class FileRules(Protocol):
+        """What the configuration says about a path (``runner.Resolver`` answers it)."""
 
-    def excluded(self, path: str, is_dir: bool = False) -> bool: ...
+        def excluded(self, path: str, is_dir: bool = False) -> bool: ...
 
-    def force_exclude(self, path: str) -> bool: ...
+        def force_exclude(self, path: str) -> bool: ...
 
-    def respect_gitignore(self, directory: str) -> bool: ...
+        def respect_gitignore(self, directory: str) -> bool: ...
 
 
 class _NoRules:

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Dict, List, Sequence, Tuple
 
 from .diagnostics import Applicability, Diagnostic, Edit, Fix
 from .lazyclass import dataclass, field
 from .source import Source
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Sequence, Tuple
 
 MAX_PASSES = 12
 MAX_GROWTH = 4  # a fixed file this many times its size (plus 64 KiB) is a runaway, not a fix

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Dict, List, Optional, Sequence, Tuple
 
-Layer = Tuple[str, object]  # (the directory the patterns are relative to, a pathspec.GitIgnoreSpec)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:  # a type for annotations only
+    Layer = Tuple[str, object]  # (the directory the patterns are relative to, a pathspec.GitIgnoreSpec)
 
 
 def find_repository(directory: str) -> Optional[Tuple[str, str]]:

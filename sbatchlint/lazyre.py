@@ -9,7 +9,10 @@ straight to them.
 from __future__ import annotations
 
 import re
-from typing import Any, Union
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Union
 
 _KEPT = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner")
 

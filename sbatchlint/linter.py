@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gc
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence
 
 from . import registry, suppressions
 from .codes import CODES
@@ -11,7 +10,9 @@ from .diagnostics import Diagnostic
 from .lazyclass import dataclass, field
 from .source import Source, Span
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional, Sequence
     from .fix import FixResult
 
 

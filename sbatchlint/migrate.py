@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import List, Optional, Sequence, Set, Tuple
 
 from . import options as option_table
 from .diagnostics import Edit, Fix
@@ -56,6 +55,10 @@ from .model.tasks import tasks_running
 from .model.workload import Workload, classify
 from .shell import quoted_interior, walk
 from .source import Source, Span
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List, Optional, Sequence, Set, Tuple
 
 # torchrun options that only describe the rendezvous or the per-node process count: srun and
 # Bridge's initialization take their place.

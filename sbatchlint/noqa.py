@@ -11,10 +11,13 @@ Where the text may go is the model's answer (``model/placement.py``; for a Pytho
 """
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
 
 from .diagnostics import Diagnostic, Edit
 from . import suppressions
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Sequence
 
 PREFIX = "# sbatchlint: disable="
 OWN = ("SBL900", "SBL901")  # findings about suppression comments themselves

@@ -8,9 +8,12 @@ sets to TP when it is not given. Tensor parallelism alone does not reduce the ex
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
 
 from .lazyclass import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 
 def expert_group(sizes: Dict[str, int]) -> Tuple[List[str], List[int], int]:

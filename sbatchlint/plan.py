@@ -49,11 +49,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import options as opt
 from .model.geometry import Quantity, geometry, job_geometry
 from .source import Source
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 SCHEMA = "sbatchlint-plan/1"
 

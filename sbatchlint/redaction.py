@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .diagnostics import Edit
 from .lazyclass import dataclass
 from .source import Source, Span
 from .lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 # -- credential shapes -------------------------------------------------------------------------
 

@@ -7,11 +7,12 @@ rules can run on a file of that language (``codes.RULES`` says where each code l
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Dict, List, Type
 
 from . import codes
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # importing the rules package here would import every rule
+    from typing import Dict, List, Type
     from .rules.base import Rule
 
 _RULES: Dict[str, "Rule"] = {}

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import cache, config as config_module
 from .lazyclass import dataclass, field
 from .linter import Options, RuleFailure, Selection, build, fix as run_fix, is_python, let_go, lint
 from .report import FileResult
 from .source import InputError, Source
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 
 @dataclass

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from . import options as option_table
 
@@ -47,7 +46,9 @@ from .shell import quoted_interior
 from .source import Source, Span
 from .lazyre import lazy
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, List, Optional, Set, Tuple
     from .model.script import Script
     from .model.steps import Command
     from .model.values import Value

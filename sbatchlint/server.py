@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -30,6 +29,10 @@ from . import __version__
 from .diagnostics import Diagnostic, Severity
 from .lazyclass import dataclass
 from .source import Source
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 DEBOUNCE = 0.3  # seconds of quiet after a change before the document is linted again
 SOURCE = "sbatchlint"

@@ -22,12 +22,15 @@ Known traps of the grammar are guarded here so rules never see them:
 from __future__ import annotations
 
 import weakref
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
-
-from tree_sitter import Language, Node, Parser, Tree
 
 from .source import Span
 from .lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+    from tree_sitter import Node, Parser, Tree
 
 _PARSER: Optional[Parser] = None
 
@@ -49,29 +52,46 @@ _SPECIAL = frozenset(b"0123456789@*#?$!-")
 def parser() -> Parser:
     global _PARSER
     if _PARSER is None:
-        _PARSER = Parser(Language(bash_language()))
+        tree_sitter = _tree_sitter()
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(bash_language()))
     return _PARSER
 
 
+# The parser's two packages are read from their compiled bindings, without running the packages'
+# ``__init__``: tree_sitter's imports ``typing`` for one Protocol class, tree_sitter_bash's imports
+# ``importlib.resources`` (with ``pathlib``, ``urllib``, ``ipaddress``) for highlighting queries;
+# together about a tenth of a cold run, for nothing a run asks. A later import of either package
+# reuses the binding; any surprise in a package's layout takes the usual import.
+
+def _tree_sitter():
+    """tree_sitter's classes (``Language``, ``Parser``, ``Node``, ``Tree``…)."""
+    binding = _binding("tree_sitter._binding", ("Language", "Parser"))
+    if binding is None:
+        import tree_sitter as binding
+    return binding
+
+
 def bash_language():
-    """The bash grammar (``tree_sitter_bash.language()``), read from the package's compiled
-    binding without running the package's ``__init__``: that imports ``importlib.resources`` (and
-    with it ``pathlib``, ``urllib`` and ``ipaddress``) for its highlighting queries, about 6 ms of a
-    cold run that never asks for them. Any surprise in the package's layout takes the usual way."""
+    """The bash grammar (``tree_sitter_bash.language()``)."""
+    binding = _binding("tree_sitter_bash._binding", ("language",))
+    if binding is None:
+        import tree_sitter_bash as binding
+    return binding.language()
+
+
+def _binding(name: str, wanted: tuple):
+    """The extension module ``name`` if it loads and has the ``wanted`` names, else None."""
     import sys
 
-    name = "tree_sitter_bash._binding"
     binding = sys.modules.get(name)
     if binding is None:
         try:
             binding = _load_binding(name)
         except Exception:  # another layout or loader: import the package as it wants
             binding = None
-    if binding is None or not callable(getattr(binding, "language", None)):
-        import tree_sitter_bash
-
-        return tree_sitter_bash.language()
-    return binding.language()
+    if binding is None or not all(hasattr(binding, attribute) for attribute in wanted):
+        return None
+    return binding
 
 
 def _load_binding(name: str):
@@ -79,18 +99,19 @@ def _load_binding(name: str):
     import sys
     from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
 
-    package = PathFinder.find_spec("tree_sitter_bash")  # finds the package on sys.path without running it
+    package_name, _, module_name = name.rpartition(".")
+    package = PathFinder.find_spec(package_name)  # finds the package on sys.path without running it
     if package is None or not package.submodule_search_locations:
         return None
     for folder in package.submodule_search_locations:
         for suffix in EXTENSION_SUFFIXES:
-            path = os.path.join(folder, "_binding" + suffix)
+            path = os.path.join(folder, module_name + suffix)
             if os.path.isfile(path):
                 loader = ExtensionFileLoader(name, path)
                 spec = ModuleSpec(name, loader, origin=path)
                 module = loader.create_module(spec)
                 loader.exec_module(module)
-                sys.modules[name] = module  # a later ``import tree_sitter_bash`` reuses it
+                sys.modules[name] = module  # a later import of the package reuses it
                 return module
     return None
 

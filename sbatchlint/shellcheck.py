@@ -6,10 +6,13 @@ comments and output formats as sbatchlint's own.
 """
 from __future__ import annotations
 
-from typing import List, Optional
 
 from .diagnostics import Diagnostic, Severity
 from .source import Source, Span
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List, Optional
 
 LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "style": Severity.INFO}
 NOT_INSTALLED = "shellcheck is not installed (pip install 'sbatchlint[shellcheck]'); its checks were skipped"

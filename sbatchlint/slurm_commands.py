@@ -3,7 +3,10 @@ commands that ask the cluster (``profile``, ``diagnose --job``); the linter itse
 from __future__ import annotations
 
 import subprocess
-from typing import Sequence, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Sequence, Tuple
 
 TIMEOUT = 60  # seconds a client command may take before its question counts as unanswered
 

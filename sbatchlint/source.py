@@ -6,9 +6,10 @@ edit changes exactly the bytes it covers. Line and column are computed only for 
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Iterable, Optional
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Iterable, Optional
     from .diagnostics import Edit
 
 BOM = b"\xef\xbb\xbf"

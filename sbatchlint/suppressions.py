@@ -8,12 +8,15 @@ recorded, so that unused ones can be reported.
 from __future__ import annotations
 
 import re
-from typing import List, Set, Tuple
 
 from .diagnostics import Diagnostic
 from .lazyclass import dataclass, field
 from .source import Source, Span
 from .lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List, Set, Tuple
 
 PATTERN = lazy(
     rb"#[ \t]*sbatchlint:[ \t]*(?P<kind>disable-file|disable)[ \t]*=[ \t]*(?P<codes>[A-Za-z0-9_]+(?:[ \t]*,[ \t]*[A-Za-z0-9_]+)*)"

@@ -180,6 +180,21 @@ def test_a_command_line_of_paths_imports_no_option_parser(tmp_path):
     assert done.stdout.splitlines()[-2:] == ["exit 0", "False"], done.stderr
 
 
+def _clean_path() -> list:
+    """The package's folder and its dependencies' (what ``-S`` leaves off ``sys.path``)."""
+    import importlib.util
+
+    import sbatchlint
+
+    folders = [os.path.dirname(os.path.dirname(os.path.abspath(sbatchlint.__file__)))]
+    for name in ("tree_sitter", "tree_sitter_bash", "click"):
+        spec = importlib.util.find_spec(name)
+        folder = os.path.dirname(list(spec.submodule_search_locations)[0])
+        if folder not in folders:
+            folders.append(folder)
+    return folders
+
+
 def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
     """The modules a run over one script could import and does not need: the option parser, the
     standard data classes (and ``inspect``), OpenSSL's hashes, JSON (the cache is ``marshal``),
@@ -187,30 +202,36 @@ def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
     (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
                                      "srun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n")
     unwanted = ("click", "dataclasses", "inspect", "hashlib", "json", "signal", "textwrap", "shlex", "tempfile",
-                "shutil", "importlib.resources", "importlib.metadata", "email")
+                "shutil", "importlib.resources", "importlib.metadata", "email", "typing", "tree_sitter",
+                "tree_sitter_bash")
     probe = ("import sys\nstarted = set(sys.modules)  # what the interpreter's own start-up loaded\n"
              "from sbatchlint.start import main\n"
              "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
              f"print(sorted(m for m in {unwanted!r} if m in sys.modules and m not in started))\n")
     env = {name: value for name, value in os.environ.items() if not name.startswith("SBATCHLINT_")}
+    env["PYTHONPATH"] = os.pathsep.join(_clean_path())
     for run in ("no cached result", "cached result"):
-        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                              env=env)
+        # -S: as a fresh virtual environment starts, without this one's .pth files (an editable
+        # install's finder imports typing, pathlib and tempfile before any program runs)
+        done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
+                              cwd=tmp_path, env=env)
         assert done.stdout.splitlines()[-2:] == ["exit 1", "[]"], (run, done.stdout, done.stderr)
     assert any(name.endswith(".entry") for _folder, _dirs, files in os.walk(tmp_path / ".sbatchlint_cache") for name in files)
 
 
 def test_the_grammar_read_from_its_binding_is_the_packages():
-    """The bash grammar is loaded from the package's compiled binding alone; it is the grammar
-    ``tree_sitter_bash.language()`` gives, and a later import of the package reuses the binding."""
+    """The parser and the bash grammar are loaded from their packages' compiled bindings alone;
+    the grammar is the one ``tree_sitter_bash.language()`` gives, and a later import of the
+    packages reuses the bindings."""
     probe = ("import sys\nfrom sbatchlint import shell\n"
              "tree = shell.parse(b'srun python train.py --rank $SLURM_PROCID\\n')\n"
-             "print('tree_sitter_bash' in sys.modules, 'tree_sitter_bash._binding' in sys.modules)\n"
+             "print('tree_sitter_bash' in sys.modules, 'tree_sitter_bash._binding' in sys.modules,\n"
+             "      'tree_sitter' in sys.modules, 'tree_sitter._binding' in sys.modules)\n"
              "import tree_sitter_bash\nfrom tree_sitter import Language\n"
              "print(Language(tree_sitter_bash.language()) == Language(shell.bash_language()), tree.root_node.type,\n"
              "      tree.root_node.child(0).type)\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert done.stdout.split() == ["False", "True", "True", "program", "command"], done.stderr
+    assert done.stdout.split() == ["False", "True", "False", "True", "True", "program", "command"], done.stderr
 
 
 def test_a_grammar_package_of_another_layout_is_imported_as_usual(monkeypatch):

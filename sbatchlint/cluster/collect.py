@@ -9,14 +9,18 @@ from __future__ import annotations
 import getpass
 import os
 from datetime import datetime, timezone
-from typing import Callable, List, Optional, Sequence, Tuple
 
 from . import parse
 from .profile import PartitionFacts, Profile
 from ..slurm_commands import run
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Callable, List, Optional, Sequence, Tuple
+
 # argv -> (exit status, stdout, stderr); raises OSError when the program is missing
-Runner = Callable[[Sequence[str]], Tuple[int, str, str]]
+if TYPE_CHECKING:  # a type for annotations only
+    Runner = Callable[[Sequence[str]], Tuple[int, str, str]]
 
 
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Optional, TextIO
 
 from .profile import FILE_NAME, HEADER, Profile, ProfileError, from_table, to_toml
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Optional, TextIO
 
 
 class CommandError(Exception):

@@ -18,10 +18,13 @@ since long before 22.05:
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
 
 from ..lazyclass import dataclass, field
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 _VERSION = lazy(r"(\d+)\.(\d+)(?:\.(\d+))?")
 

@@ -33,12 +33,15 @@ has a profile.
 from __future__ import annotations
 
 import re
-from typing import Any, List, Optional, Tuple
 
 from ..lazyclass import dataclass
 from ..lazyre import lazy
 from . import parse
 from ..config import PROFILE_NAME
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Tuple
 
 FILE_NAME = PROFILE_NAME  # where `sbatchlint profile` writes a profile of its own
 _VERSION_TEXT = lazy(r"^\d+\.\d+(\.\d+)?")

@@ -10,7 +10,6 @@ exception), and only for inputs that can be read again (not stdin).
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, List, Optional
 
 from . import lines as L
 from .analysis import Finding, Verdict, analyse
@@ -19,6 +18,10 @@ from .job import JobRecord
 from ..lazyclass import dataclass, field
 from .reader import PREFILTER, SECOND_PASS, InputError, Log, scan
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import BinaryIO, List, Optional
 
 __all__ = ["InputError", "Diagnosis", "diagnose"]
 

@@ -12,13 +12,16 @@ differ), reported as such.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import catalog
 from . import lines as L
 from .events import CAUSE, PEER, VICTIM, Block, Collector, Event, format_ranges
 from .job import JobRecord
 from ..lazyclass import dataclass, field
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 TIE_SECONDS = 2.0
 EXITED = "exited"  # a non-zero exit code and nothing else known about the task

@@ -8,9 +8,12 @@ one gives its own id.
 from __future__ import annotations
 
 from textwrap import dedent
-from typing import Dict, Tuple
 
 from ..lazyclass import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, Tuple
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import sys
-from typing import List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 EXIT_CAUSE, EXIT_NO_CAUSE, EXIT_BAD_INPUT = 0, 1, 2
 

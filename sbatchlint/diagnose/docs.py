@@ -8,9 +8,12 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from typing import Dict
 
 from . import catalog
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict
 
 
 def _fence(text: str, language: str = "text") -> str:

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter, OrderedDict
-from typing import Dict, List, Optional, Set, Tuple
 
 from . import lines as L
 from ..lazyclass import dataclass, field
 from .reader import STOP, Cursor
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Set, Tuple
 
 # -- classes of evidence -------------------------------------------------------------------------
 CAUSE = "cause"  # a task failed on its own

@@ -6,9 +6,12 @@ exit codes alongside the log: TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, a ``0:53`` laun
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
 
 from ..lazyclass import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 
 def split_exit(value: Optional[str]) -> Tuple[Optional[int], Optional[int]]:

@@ -3,9 +3,12 @@ rank or host wrote it) and its time stamp, if it carries one."""
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
 from ..lazyclass import dataclass
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 # -- cleaning ------------------------------------------------------------------------------------
 _CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f]")

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import gzip
 import re
-from typing import BinaryIO, Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import BinaryIO, Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
 CHUNK = 8 << 20  # bytes read at once
 LOOKBACK = 256 << 10  # bytes of the previous chunk kept for looking back
@@ -84,7 +87,8 @@ def _peek(raw) -> bytes:
     return b""
 
 
-Consumer = Callable[["Cursor"], int]
+if TYPE_CHECKING:  # a type for annotations only
+    Consumer = Callable[["Cursor"], int]
 STOP = -1  # a consumer's answer: read no further
 
 

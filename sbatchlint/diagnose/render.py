@@ -7,11 +7,14 @@ as in lint output.
 from __future__ import annotations
 
 import json
-from typing import Dict, List
 
 from .analysis import Finding, Unit, Verdict
 from .events import format_ranges
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List
 
 SCHEMA_VERSION = 1
 

@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .job import JobRecord, StepRecord, expand_hostlist
 from ..lazyclass import dataclass, field, replace
 from ..lazyre import lazy
 from ..slurm_commands import run
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
 # argv -> (exit status, stdout, stderr); raises OSError when the program is missing
-Runner = Callable[[Sequence[str]], Tuple[int, str, str]]
+if TYPE_CHECKING:  # a type for annotations only
+    Runner = Callable[[Sequence[str]], Tuple[int, str, str]]
 
 
 #: What ``sacct --parsable2`` is asked for, in this order. ``SubmitLine`` is last: it is the one

@@ -13,14 +13,15 @@ Entry point: ``build_array_outputs(script)``, that is ``Script.array_outputs``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..lazyclass import dataclass
 from ..lazyre import lazy
 from ..source import Span
 from .values import Value
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional, Tuple
     from .script import Script
     from .workload import Run
 

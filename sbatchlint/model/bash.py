@@ -1,7 +1,10 @@
 """What bash itself says of a script (``bash -n``), for the regions the parser could not read."""
 from __future__ import annotations
 
-from typing import Optional, Tuple
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
+
 
 
 def bash_syntax_error(data: bytes) -> Tuple[Optional[bool], Optional[str]]:

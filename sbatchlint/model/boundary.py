@@ -19,9 +19,7 @@ pick the names they care about.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
-from tree_sitter import Node
 
 from .. import options as option_table
 from .. import shell
@@ -33,7 +31,10 @@ from .steps import task_tree
 from .values import CONDITIONAL_TYPES, Assignment, Piece, Value, Values, Word
 from ..lazyre import lazy
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from tree_sitter import Node
+    from typing import Dict, Iterable, List, Optional, Set, Tuple
     from .script import Script
     from .steps import Command, Step
 

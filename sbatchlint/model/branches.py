@@ -14,7 +14,6 @@ and name the branch that triggers a finding (``describe_branch``): "the `else` b
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 from ..lazyclass import dataclass
 from ..shell import ancestors
@@ -23,7 +22,9 @@ from . import steps as step_model
 from .steps import Command, Step
 from .values import Value, Word, gaps_of, split_value
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, List, Optional, Sequence, Tuple
     from .launch import Launch
     from .script import Script
 
@@ -65,7 +66,8 @@ def _build(script: "Script", step: Step) -> List[StepAlternative]:
     return out
 
 
-Group = Tuple[int, int, Any, Span, List[Value], Optional[str]]
+if TYPE_CHECKING:  # a type for annotations only
+    Group = Tuple[int, int, Any, Span, List[Value], Optional[str]]
 
 
 def alternative_groups(argv: Sequence[Word], limit: Optional[int] = None) -> List[Group]:

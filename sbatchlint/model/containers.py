@@ -28,7 +28,6 @@ import bisect
 
 import posixpath
 import re
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .. import options as option_table
 from ..lazyclass import dataclass, field
@@ -38,7 +37,9 @@ from .steps import Command, Step, StepOption
 from .values import Piece, Value, Word
 from ..lazyre import lazy
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
     from .script import Script
     from .sourced import Origin, SourcedFile
     from .values import Assignment

@@ -89,14 +89,15 @@ The rules ``task_counts`` draws from them:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from .. import options as option_table
 from ..lazyclass import dataclass, field
 from ..source import Span
 from ..lazyre import lazy
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, List, Optional, Tuple
     from .header import Directive
     from .script import Script
     from .steps import Step, StepOption

@@ -13,12 +13,15 @@ gives ``--nodes`` the value ``=2``. (Each of these was checked against sbatch 22
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import options as sbatch_options
 from ..lazyclass import dataclass, field
 from ..source import Source, Span
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 MAGIC = b"#SBATCH"
 HET_SEPARATORS = ("hetjob", "packjob")

@@ -11,11 +11,14 @@ sbatch reads the body; a quoted one (``<<'EOF'``) is passed on as written.
 from __future__ import annotations
 
 import posixpath
-from typing import List, Optional, Tuple
 
 from .. import shell
 from ..lazyclass import dataclass
 from ..source import Span
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 _WRITERS = ("cat", "tee")
 

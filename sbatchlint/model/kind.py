@@ -9,12 +9,15 @@ it).
 """
 from __future__ import annotations
 
-from typing import Optional
 
 from .. import shell
 from ..lazyclass import dataclass
 from ..source import Span
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Optional
 
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tmpl", ".tpl", ".template")
 _JINJA = lazy(rb"\{\{|\{%")

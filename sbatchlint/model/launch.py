@@ -44,7 +44,6 @@ import fnmatch
 import posixpath
 import re
 from itertools import product
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from .. import options as option_table
 from ..lazyclass import dataclass, field
@@ -55,7 +54,9 @@ from .steps import SHELLS, Command, Step, parse_task_string
 from .values import Value, Word, split_value, consistent
 from ..lazyre import lazy
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, List, Optional, Sequence, Tuple
     from .script import Script
 
 SRUN_NATIVE = "srun-native"
@@ -691,7 +692,8 @@ def _elastic_name(body: str) -> Optional[str]:
 
 # An option word's reading: canonical name, the option as written (without a value), whether it
 # takes a value, and where an attached value starts (``--nnodes=2``, ``-r3``; None: not attached).
-Reading = Tuple[str, str, bool, Optional[int]]
+if TYPE_CHECKING:  # a type for annotations only
+    Reading = Tuple[str, str, bool, Optional[int]]
 
 
 def _elastic_reading(text: str, following: Optional[Word]) -> Reading:

@@ -4,11 +4,14 @@ them."""
 from __future__ import annotations
 
 import posixpath
-from typing import Iterator, List, Optional, Tuple
 
 from .. import options as option_table
 from .header import Directive
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Tuple
 
 # Slurm's filename patterns and the batch-shell variables that hold the same value.
 _PATTERN = lazy(r"%(%|[0-9]*[A-Za-z])")

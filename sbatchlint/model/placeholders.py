@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Dict, Iterator, List, Optional, Tuple
 
 from .. import options as option_table
 from .. import shell
 from ..lazyclass import dataclass
 from ..source import Span
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, List, Optional, Tuple
 
 _ANGLE_ANY = lazy(r"<[^<>\s][^<>\n]*>")
 _ANGLE_SHELL = lazy(r"<([A-Za-z][A-Za-z0-9_./:@-]*)>")

@@ -18,11 +18,14 @@ take new text without changing what runs); applying it changes no other byte.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
 
 from ..diagnostics import Edit
 from ..source import Span
 from .steps import Step
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List, Optional, Sequence, Tuple
 
 # Statements that hold a list of statements: a line inserted between two of them runs on its own.
 BLOCK_PARENTS = frozenset(

@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from tree_sitter import Node
 
 from .. import shell
 from ..source import Source, Span
@@ -12,7 +10,10 @@ from .header import Header, parse_header
 from .steps import Command, Step, build_commands, build_steps
 from .values import Values
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from tree_sitter import Node
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
     from ..secrets import Secret, TaskString
     from .boundary import EarlyExpansion, LateExpansion
     from .containers import Containers

@@ -19,14 +19,15 @@ Entry point: ``build_self_directory(script)``, that is ``Script.self_directory_u
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from ..lazyclass import dataclass
 from ..lazyre import lazy
 from ..shell import ancestors, node_span
 from ..source import Span
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, List, Optional, Set, Tuple
     from tree_sitter import Node
 
     from .script import Script

@@ -6,9 +6,12 @@ the default is :data:`~sbatchlint.options.DEFAULT_SLURM_VERSION`.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
 
 from .. import options
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 _DETECTED: dict = {}
 

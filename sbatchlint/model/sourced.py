@@ -27,14 +27,15 @@ knows: ``SourcedFile.resolved`` is False and the variables it may set are unknow
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..cache import probe  # what is read for a script is part of its cached result
 from ..lazyclass import dataclass, field
 from ..lazyre import lazy
 from ..source import Span
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional, Tuple
     from .values import Values
 
 MAX_BYTES = 256 * 1024  # a settings file; anything larger is not read

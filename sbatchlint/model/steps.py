@@ -10,9 +10,7 @@ expanded early from an escaped ``\\$X`` the task expands itself.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Tuple
 
-from tree_sitter import Node, Tree
 
 from .. import options as option_table
 from .. import shell
@@ -20,6 +18,11 @@ from ..lazyclass import dataclass, field
 from ..shell import ancestors, node_span
 from ..source import Span
 from .values import Piece, Value, Values, Word, cached_property
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from tree_sitter import Node, Tree
+    from typing import Dict, Iterable, List, Optional, Tuple
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 # Programs that run their arguments as a command: (name, options that take a value).
@@ -575,7 +578,8 @@ def parse_task_string(values: Values, string: Value, step: Optional[Step] = None
     ]
 
 
-_TaskParse = Tuple[Values, List[Tuple[Node, List[Word], List[Tuple[str, Value, Optional[Span]]]]]]
+if TYPE_CHECKING:  # a type for annotations only
+    _TaskParse = Tuple[Values, List[Tuple[Node, List[Word], List[Tuple[str, Value, Optional[Span]]]]]]
 
 
 def _parsed_task_string(values: Values, string: Value) -> _TaskParse:

@@ -17,9 +17,7 @@ the task string sets it: a test of it says nothing about which tasks run the com
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
 
-from tree_sitter import Node
 
 from .. import options as option_table
 from ..lazyclass import dataclass, replace
@@ -27,6 +25,11 @@ from ..source import Span
 from . import variables
 from .geometry import geometry
 from .steps import Command, Step
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from tree_sitter import Node
+    from typing import List, Optional, Tuple
 
 EVERY, PER_NODE, ONE, NODE, GROUP, SOME, UNKNOWN = "every", "per-node", "one", "node", "group", "some", "unknown"
 

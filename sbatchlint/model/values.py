@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import bisect
 
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from tree_sitter import Node
 
 from ..lazyclass import dataclass, field
 from ..shell import (
@@ -32,7 +30,10 @@ from ..source import Span
 from ..lazyre import lazy
 from .variables import ALWAYS_SET
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from tree_sitter import Node
+    from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
     from .sourced import SourceContext, SourcedFile
 
 MAX_ALTERNATIVES = 16

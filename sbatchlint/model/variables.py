@@ -21,9 +21,12 @@ Scopes:
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Optional, Tuple
 
 from ..lazyclass import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, FrozenSet, Optional, Tuple
 
 TASK, NODE, STEP, LAUNCHER, LAUNCHER_WIDE, GPU, JOB = "task", "node", "step", "launcher", "launcher-wide", "gpu", "job"
 # What an index variable counts: the task's rank in the step, its index on its node, its node's index.

@@ -25,7 +25,6 @@ from __future__ import annotations
 import posixpath
 import re
 from enum import Enum
-from typing import TYPE_CHECKING, List, Optional
 
 from .launch import DEEPSPEED, SRUN_NATIVE, TORCH_LAUNCH, TORCHRUN, EntryPoint, Launch, classify_entry
 from ..lazyclass import dataclass, field
@@ -33,7 +32,9 @@ from .steps import Command, Step
 from .values import Word
 from ..lazyre import lazy
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional
     from .script import Script
 
 

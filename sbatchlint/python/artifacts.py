@@ -8,13 +8,16 @@ barrier until the timeout. Calls into the file's own functions are followed.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from ..lazyclass import dataclass
 from .module import PythonModule
 from .nodes import last_name, walk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 ARTIFACT_LOADERS = frozenset({"save_artifacts"})
 OS_ERRORS = frozenset({"OSError", "IOError", "EnvironmentError", "FileNotFoundError", "PermissionError",

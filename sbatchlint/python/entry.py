@@ -15,9 +15,12 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 from .. import options as option_table
 from ..cache import probe  # each existence test is part of the script's cache entry
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 ROOT_MARKERS = (".git", "pyproject.toml")
 

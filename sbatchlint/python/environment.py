@@ -6,10 +6,13 @@ rank variables joins a world srun started; one that reads only torchrun's needs 
 """
 from __future__ import annotations
 
-from typing import Set
 
 from .module import cst  # imported there with libcst's own deprecation warnings silenced
 from .nodes import argument, string_value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Set
 
 ENVIRON = ("os.environ",)
 ENV_GETTERS = ("os.environ.get", "os.getenv", "os.environ.setdefault")

@@ -14,7 +14,6 @@ in os.environ`` (``and`` where the test means "missing", ``or`` where it means "
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -22,6 +21,10 @@ from ..lazyclass import dataclass
 from ..model import variables as env_table
 from .module import PythonModule, deep_recursion
 from .nodes import argument, last_name, string_value, walk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 # torchrun's per-worker variables; an srun-native task has none of them.
 TORCHRUN_VARIABLES = env_table.TORCHRUN_SET

@@ -20,9 +20,12 @@ import sys
 import tokenize
 from functools import cached_property
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import warnings
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 with warnings.catch_warnings():  # libcst 1.0's metadata package imports deprecated typing helpers
     warnings.simplefilter("ignore", DeprecationWarning)

@@ -6,11 +6,14 @@ training scripts mean by it. A name bound by several imports resolves to all of 
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Set
 
 import libcst as cst
 
 from .nodes import SCOPES, children, dotted, walk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Optional, Set
 
 
 class Names:

@@ -1,9 +1,12 @@
 """Small queries over libcst nodes: dotted names, string literals, and a fast subtree walk."""
 from __future__ import annotations
 
-from typing import Dict, Iterator, Optional, Tuple
 
 import libcst as cst
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, Optional, Tuple
 
 # Nodes that hold no code a rule looks at: skipping them makes a walk several times cheaper.
 _LAYOUT = (

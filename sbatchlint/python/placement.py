@@ -13,9 +13,13 @@ import io
 import re
 import tokenize
 from functools import lru_cache
-from typing import List, Optional, Tuple
 
-Position = Tuple[int, int]  # 1-based line, 0-based character column, as tokenize gives them
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
+
+if TYPE_CHECKING:  # a type for annotations only
+    Position = Tuple[int, int]  # 1-based line, 0-based character column, as tokenize gives them
 
 _CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
 

@@ -12,7 +12,6 @@ ranks waiting before rank 0 starts it: they give up at the process-group timeout
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -20,6 +19,10 @@ from ..lazyclass import dataclass
 from ..model import variables
 from .module import PythonModule, deep_recursion
 from .nodes import argument, last_name, string_value, walk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 INIT_PROCESS_GROUP = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
 COLLECTIVES = tuple(f"torch.distributed.{name}" for name in (

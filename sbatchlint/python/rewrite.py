@@ -2,9 +2,12 @@
 turns it into byte edits, so everything a transformation does not touch stays byte-identical."""
 from __future__ import annotations
 
-from typing import Dict, Optional
 
 import libcst as cst
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, Optional
 
 
 class _Replace(cst.CSTTransformer):

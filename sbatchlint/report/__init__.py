@@ -3,12 +3,15 @@ secret's value: messages, code frames, fix contents and diffs go through ``redac
 values and spans the runner found (reporters build no model)."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional
 
 from ..diagnostics import Diagnostic, Severity
 from ..formats import FORMATS  # noqa: F401  (re-exported: the formats this package renders)
 from ..lazyclass import dataclass, field
 from ..source import Source, Span
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional
 
 
 @dataclass

@@ -1,7 +1,10 @@
 """One line per finding: ``path:line:col: CODE message``."""
 from __future__ import annotations
 
-from typing import List
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import List
+
 
 
 def render(results, out, color: bool = False, **_: object) -> None:

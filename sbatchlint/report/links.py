@@ -3,7 +3,10 @@ distribution names a ``Documentation`` URL in ``[project.urls]``."""
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Optional
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Optional
 
 PAGE = "rules/{code}.md"  # relative to the repository root, where ``python -m sbatchlint.docs`` writes it
 

@@ -6,11 +6,14 @@ read from its examples, never declared twice.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import Diagnostic, Fix, Severity
 from ..lazyclass import dataclass
 from ..source import Span
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ taken: a profile is a snapshot, and a cluster changes.
 """
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
 
 from .. import options as opt
 from ..cluster.parse import memory_mb, minutes
@@ -16,6 +15,10 @@ from ..model.geometry import gpu_total, job_geometry, parse_count
 from ..model.header import Directive
 from ..registry import register
 from .base import Bad, Examples, Good, Rule, clean
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Tuple
 
 # The profile the examples are checked with: a cluster with a GPU partition, a CPU partition and
 # pyxis, as `sbatchlint profile` would write it.

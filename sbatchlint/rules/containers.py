@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
@@ -38,6 +37,10 @@ from ..registry import register
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
 from ..lazyre import lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Sequence, Tuple
 
 # -- what a task command launches ----------------------------------------------------------------
 UV_RUN_VALUE_OPTIONS = frozenset(

@@ -7,7 +7,6 @@ an unquoted ``#`` starts a comment, and the log paths are opened by Slurm before
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
@@ -18,6 +17,10 @@ from ..lazyre import lazy
 from ..registry import register
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 SBATCH = option_table.SBATCH
 SRUN = option_table.SRUN

@@ -9,7 +9,6 @@ The analysis of who expands what lives in ``model/boundary.py``.
 """
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set, Tuple
 
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
@@ -27,6 +26,10 @@ from ..model.heredocs import submission_expansions
 from ..model.geometry import geometry
 from ..registry import register
 from .base import Bad, Examples, Good, Rule, clean
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Set, Tuple
 
 # -- which variables differ between tasks, nodes, steps (the table: model/variables.py) ---------------
 PER_STEP_VALUE = variables.PER_STEP_VALUE

@@ -1,7 +1,6 @@
 """SBL001–SBL004: is this a batch script sbatch reads the way its author thinks?"""
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model.bash import verdict
@@ -9,6 +8,10 @@ from ..model.kind import template_evidence
 from ..registry import register
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Tuple
 
 
 @register

@@ -1,7 +1,6 @@
 """SBL101–SBL104, SBL106: does the launcher start the processes the allocation is sized for?"""
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
 
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
@@ -42,6 +41,10 @@ from ..parallelism import expert_group
 from ..registry import register
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Tuple
 
 # Dynamic rendezvous backends: ranks come from the rendezvous, no --node_rank needed.
 DYNAMIC_BACKENDS = frozenset({"c10d", "etcd", "etcd-v2"})

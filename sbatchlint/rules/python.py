@@ -6,11 +6,14 @@ every analysis is imported inside ``check``.
 """
 from __future__ import annotations
 
-from typing import Iterator
 
 from ..diagnostics import Diagnostic, Fix, Severity
 from ..registry import register
 from .base import Bad, Examples, Good, Rule, clean
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Iterator
 
 
 class PythonRule(Rule):

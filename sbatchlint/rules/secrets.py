@@ -7,7 +7,6 @@ its masked form (first 3 characters and ``…``) and the variable's name.
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
@@ -23,6 +22,10 @@ from ..secrets import (
 )
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 # Obviously fake values in the documentation's examples, in the real shapes.
 FAKE_HF = "hf_" + "FakeD0csT0kenN0tReal" + "AbCdEfGh123456"

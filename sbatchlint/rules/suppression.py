@@ -5,13 +5,16 @@ calls ``findings`` instead of ``check``.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator, List
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
 from ..source import Span
 from ..shellcheck import is_code as is_shellcheck_code
 from .base import Bad, Examples, Good, Rule, clean
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Callable, Iterator, List
 
 
 def _removal(source, suppression, codes) -> Edit:

@@ -1,9 +1,7 @@
 """SBL105, SBL107–SBL111: how the tasks of a step land on nodes and GPUs, and what they inherit."""
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set, Tuple, Union
 
-from tree_sitter import Node
 
 from .. import options as option_table
 from ..model.slurm import target_version
@@ -20,6 +18,11 @@ from ..registry import register
 from ..shell import ancestors, node_span
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from tree_sitter import Node
+    from typing import Iterator, List, Optional, Set, Tuple, Union
 
 # -- what a step launches -------------------------------------------------------------------------
 # The rules ask two questions of model/workload.py: does the step start a training launch (not a
