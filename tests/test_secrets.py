@@ -756,3 +756,41 @@ def test_secret_variable_printed_only_inside_a_task_string():
 def test_no_secret_words_no_findings():
     text = "#!/bin/bash\n#SBATCH --nodes=1\nexport HF_HOME=/lustre/hf\nsrun python train.py --tp 2\necho done $SLURM_JOB_ID\n"
     assert lint_text(text, ["SBL401", "SBL402", "SBL403"]) == []
+
+
+def test_secret_name_words_read_as_the_patterns_they_replace():
+    """``secret_name_kind`` reads a name's words from sets; the patterns those sets replace are
+    the specification, compared here on every combination of their words with others."""
+    import itertools
+    import re
+
+    from sbatchlint import redaction
+
+    last = r"_(?:" + "|".join(sorted(redaction._NOT_A_SECRET_LAST)) + r")$"
+    first = r"^(?:" + "|".join(sorted(redaction._NOT_A_SECRET_FIRST)) + r")_"
+    vocabulary = r"(?:^|_)(?<!SLACK_)(?:" + "|".join(sorted(redaction._TOKENIZER_WORDS)) + r")_TOKEN$"
+    key = r"(?:API_?KEY|ACCESS_KEY|PRIVATE_KEY|AUTH_KEY|SECRET_KEY)$"
+
+    def reference(name):
+        n = redaction.normalize_name(name)
+        if not n or re.search(last, n) or re.search(first, n):
+            return None
+        if n.endswith("TOKEN"):
+            return None if re.search(vocabulary, n) else "token"
+        if re.search(key, n):
+            return "key"
+        if "SECRET" in n:
+            return "secret"
+        if "PASSWORD" in n or "PASSWD" in n:
+            return "password"
+        return None
+
+    words = sorted({"TOKEN", "KEY", "API", "APIKEY", "SECRET", "PASSWORD", "PASSWD", "SLACK", "MYSLACK", "HF", "XTOKEN",
+                    "ACCESS", "AUTH", "WANDB", "PATHS", "", *list(redaction._NOT_A_SECRET_LAST)[:8],
+                    *list(redaction._NOT_A_SECRET_FIRST)[:6], *list(redaction._TOKENIZER_WORDS)[:8], "PAD", "BOT"})
+    names = ["_".join(parts) for size in (1, 2, 3) for parts in itertools.product(words, repeat=size)]
+    names += ["hf-token", "wandb.api_key", "--slack-bot-token", "my__pad__token", "Tokenizer_PAD_Token", "a-b-c"]
+    assert len(names) > 10000
+    redaction.secret_name_kind.cache_clear()
+    differ = [n for n in names if redaction.secret_name_kind(n) != reference(n)]
+    assert differ == []
