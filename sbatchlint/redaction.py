@@ -342,12 +342,22 @@ def _hint_lines(probe: bytes) -> List[Tuple[int, int]]:
         nexts = [place if place < 0 or place > end else probe.find(hint, end) for place, hint in zip(nexts, NAME_HINTS)]
 
 
+def name_hints(chunk: bytes) -> bool:
+    """Whether ``chunk`` holds a secret-looking name's hint or ``wandb``."""
+    lowered = chunk.lower()
+    return any(hint in lowered for hint in NAME_HINTS) or b"wandb" in chunk
+
+
+def shape_hints(chunk: bytes) -> bool:
+    """Whether ``chunk`` holds the literal part of a credential shape."""
+    return _ANY_HINT_BYTES.search(chunk) is not None
+
+
 def text_hints(chunk: bytes) -> bool:
     """Whether ``chunk`` holds anything ``text_secrets`` looks for: a secret-looking name,
     ``wandb``, the literal part of a credential shape (all ASCII, which both decodings keep as
     it is). Most comments and many whole files hold none of them."""
-    lowered = chunk.lower()
-    return any(hint in lowered for hint in NAME_HINTS) or b"wandb" in chunk or _ANY_HINT_BYTES.search(chunk) is not None
+    return name_hints(chunk) or shape_hints(chunk)
 
 
 def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterator[Secret]:

@@ -38,7 +38,8 @@ from .redaction import (
     normalize_name,
     secret_name_kind,
     shape_of,
-    text_hints,
+    name_hints,
+    shape_hints,
     text_scan,
     text_secrets,
 )
@@ -609,7 +610,8 @@ def build_scan(script: "Script") -> List[Secret]:
     # Text: comments (not live), heredoc bodies and unparsed regions (live, no fix). A file
     # without anything a text search looks for has no secret in any of them (nor a shape below).
     text_regions: List[Tuple[Span, bool, str]] = []
-    hinted = text_hints(data)
+    shaped = shape_hints(data)
+    hinted = shaped or name_hints(data)  # text_hints(data)
     directive_lines = {d.line for d in script.header.directives} if hinted else set()
     for node in script.nodes_of_type("comment", "heredoc_body") if hinted else ():
         if node.type == "comment":
@@ -628,7 +630,7 @@ def build_scan(script: "Script") -> List[Secret]:
 
     # Known shapes anywhere else in the code.
     comments = [r for r, live, _ in text_regions if not live]
-    for shape, pattern, hints in byte_shapes():
+    for shape, pattern, hints in byte_shapes() if shaped else ():
         if not any(hint in data for hint in hints):
             continue
         for match in pattern.finditer(data):
@@ -650,10 +652,10 @@ def _scan_directives(collector: _Collector, script: "Script") -> None:
     from .model.values import Piece, Value
 
     for directive in script.header.directives:
-        if directive.value_span is None or directive.value is None:
+        if directive.name not in _EXPORT_OPTIONS or directive.value_span is None or directive.value is None:
             continue
         raw = script.data[directive.value_span.start : directive.value_span.end]
-        if directive.name not in _EXPORT_OPTIONS or b"\\" in raw or b'"' in raw or b"'" in raw:
+        if b"\\" in raw or b'"' in raw or b"'" in raw:
             continue
         text = raw.decode("utf-8", "replace")
         value = Value((Piece(text, directive.value_span),))
