@@ -357,8 +357,10 @@ _ITEM_NAME = lazy(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
 
 
 # What can put text into a word that its own bytes do not hold: an expansion or substitution
-# (``$…``, backquotes) or an escape (``\t``, a line continuation).
+# (``$…``, backquotes) or an escape (``\t``, a line continuation). ``$NAME`` and ``${NAME}``
+# of a variable the script never assigns are the exception (_ENVIRONMENT_NAME).
 _BEYOND_ITS_BYTES = lazy(rb"[$`\\]")
+_ENVIRONMENT_NAME = lazy(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 
 
 def unevaluated_bytes(command: "Command") -> Optional[bytes]:
@@ -377,10 +379,34 @@ def _may_name_a_secret(command: "Command") -> bool:
     is not evaluated yet: without an expansion or an escape, each word's text is its own bytes
     without their quotes, so a hint in it is a hint in the command's bytes without quotes."""
     raw = unevaluated_bytes(command)
-    if raw is None or _BEYOND_ITS_BYTES.search(raw) is not None:
+    if raw is None:
+        return True
+    if _BEYOND_ITS_BYTES.search(raw) is not None and not _environment_only(command, raw):
         return True
     lowered = raw.replace(b'"', b"").replace(b"'", b"").lower()
     return any(hint in lowered for hint in _COMMAND_HINTS)
+
+
+def _environment_only(command: "Command", raw: bytes) -> bool:
+    """Whether every ``$`` of ``raw`` (a command's bytes, with no backquote or backslash)
+    starts ``$NAME`` or ``${NAME}`` of a variable the script never assigns. The model gives each
+    such expansion as one unknown piece that reads ``${NAME}``: a word's letters are then still
+    its own bytes' (a name's are written there), with ``${`` and ``}`` between them."""
+    if b"`" in raw or b"\\" in raw:
+        return False
+    values = command.__dict__["_values"]
+    if values.outer is not None:
+        return False  # a task string's values: names may come from the batch shell
+    assigned = values.assignments
+    count = 0
+    for match in _ENVIRONMENT_NAME.finditer(raw):
+        name = (match.group(1) or match.group(2)).decode("ascii")
+        if name in assigned:
+            return False
+        if match.group(1) is not None and raw[match.end() : match.end() + 1] == b"[":
+            return False  # ``$A[0]`` reads the same; keep to the plain forms
+        count += 1
+    return count == raw.count(b"$")
 
 
 def _scan_command(collector: _Collector, command: "Command") -> None:
