@@ -118,9 +118,9 @@ def fields(class_or_instance) -> tuple:
 
 def replace(obj, /, **changes):
     """A copy of the instance ``obj`` with ``changes`` to some of its fields."""
-    for name in fields(obj):
-        if name.name not in changes:
-            changes[name.name] = getattr(obj, name.name)
+    for item in fields(obj):
+        if item.name not in changes:
+            changes[item.name] = getattr(obj, item.name)
     return obj.__class__(**changes)
 
 
@@ -138,7 +138,7 @@ def _collect(cls, frozen: bool) -> dict:
         if inherited is not None:
             if base.__dict__["__record_frozen__"] != frozen:
                 raise TypeError("cannot inherit frozen dataclass from a non-frozen one"
-                                if not frozen else "cannot inherit non-frozen dataclass from a frozen one")
+                                if frozen else "cannot inherit non-frozen dataclass from a frozen one")
             found.update(inherited)
     for name, annotation in cls.__dict__.get("__annotations__", {}).items():
         if _class_var(annotation):

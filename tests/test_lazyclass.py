@@ -152,9 +152,18 @@ def test_a_class_the_standard_decorator_refuses_is_refused():
     class Base:
         a: int = 0
 
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="cannot inherit frozen dataclass from a non-frozen one"):
         @dataclass(frozen=True)
         class Frozen(Base):
+            b: int = 0
+
+    @dataclass(frozen=True)
+    class FrozenBase:
+        a: int = 0
+
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+        @dataclass
+        class Thawed(FrozenBase):
             b: int = 0
 
 
