@@ -50,7 +50,7 @@ from ..lazyclass import dataclass, field
 from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .branches import alternative_groups
-from .steps import SHELLS, Command, Step, parse_task_string
+from .steps import SHELLS, Command, Step, parse_task_string, task_string_command
 from .values import Value, Word, split_value, consistent
 from ..lazyre import lazy
 
@@ -901,15 +901,16 @@ def _string_variants(script: "Script", step: Step, index: int) -> List[Command]:
     out: List[Command] = []
     alternatives = argv[j].alternatives[-MAX_VARIANTS:]
     own = step.task_values
+    count = len(step.task_commands)
     for alternative in alternatives:
         if alternative is alternatives[-1] and _same_pieces(alternative, step.task_string):
             # the primary alternative is the string the step's task commands were parsed from
-            commands = step.task_commands
             step.task_values = own
-        else:
-            commands = parse_task_string(script.values, alternative, step)
-        if len(commands) == len(step.task_commands):
-            out.append(commands[index])
+            out.append(step.task_commands[index])
+            continue
+        command = task_string_command(script.values, alternative, index, count, step)
+        if command is not None:
+            out.append(command)
     return out
 
 

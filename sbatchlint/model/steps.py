@@ -568,61 +568,97 @@ def _stdin_script(values: Values, step: Step) -> Optional[Word]:
 
 def parse_task_string(values: Values, string: Value, step: Optional[Step] = None) -> List[Command]:
     """Parse a string the task's shell runs; every character keeps its batch-script origin."""
-    inner, parsed = _parsed_task_string(values, string)
+    parse = _parsed_task_string(values, string)
     if step is not None:
-        step.task_values = inner
+        step.task_values = parse.inner
     fallback = step_span(step)
-    return [
-        Command(node, list(argv), [EnvAssignment(name, value, span or fallback) for name, value, span in env], True, step)
-        for node, argv, env in parsed
-    ]
+    return [parse.command(index, step, fallback) for index in range(len(parse.nodes))]
 
 
-if TYPE_CHECKING:  # a type for annotations only
-    _TaskParse = Tuple[Values, List[Tuple[Node, List[Word], List[Tuple[str, Value, Optional[Span]]]]]]
+def task_string_command(values: Values, string: Value, index: int, count: int, step: Step) -> Optional[Command]:
+    """Command ``index`` of ``parse_task_string(values, string, step)`` when the string holds
+    ``count`` commands (else None), without mapping the words of its other commands."""
+    parse = _parsed_task_string(values, string)
+    step.task_values = parse.inner
+    if len(parse.nodes) != count:
+        return None
+    return parse.command(index, step, step_span(step))
+
+
+class _TaskParse:
+    """A task string's own Values and its commands, each mapped to batch-script bytes when first
+    asked (node, argv and env): the step, its launch variants, its container's alternative
+    readings and the secrets scan all ask for the same strings, the launch variants for one
+    command of each. The words are shared by every caller's commands, which only read them."""
+
+    __slots__ = ("values", "string", "local", "inner", "nodes", "mapped")
+
+    def __init__(self, values: Values, string: Value) -> None:
+        self.values = values
+        self.string = string
+        self.local = local = _task_text(values, string.text.encode("utf-8"))
+        self.inner: Values = local[1]
+        self.nodes: List[Node] = _command_nodes(local)
+        self.mapped: List[Optional[tuple]] = [None] * len(self.nodes)
+
+    def command(self, index: int, step: Optional[Step], fallback: Span) -> Command:
+        mapped = self.mapped[index]
+        if mapped is None:
+            command = _inner_command(self.local, index)
+            string = self.string
+            argv = [_remap_word(word, string) for word in command.argv]
+            env = [(e.name, remap(e.value, string), _outer_span(string, e.span)) for e in command.env]
+            mapped = self.mapped[index] = (command.node, argv, env)
+        node, argv, env = mapped
+        return Command(node, list(argv), [EnvAssignment(name, value, span or fallback) for name, value, span in env], True, step)
 
 
 def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
-    """The task string's own Values and its commands (node, argv and env mapped to batch-script
-    bytes), computed once per string: the step, its launch variants, its container's alternative
-    readings and the secrets scan all ask for the same strings. The words are shared by every
-    caller's commands, which only read them."""
+    """The parse of a task string (computed once per string value)."""
     by_string = values.task_memo.strings
     entry = by_string.get(id(string))
     if entry is not None and entry[0] is string:
         return entry[1]
-    text = string.text.encode("utf-8")
-    local = _task_text(values, text)
-    inner = local[1]
-    if local[2] is None:
-        nodes = [node for node in local[3] if node.type == "command"]
-        if inner.assignment_commands:
-            nodes = inner.commands_run(nodes)
-        local[2] = [_command(inner, node, in_string=True) for node in nodes]
-    commands = local[2]
-    parsed = []
-    for command in commands:
-        argv = [_remap_word(word, string) for word in command.argv]
-        env = [(e.name, remap(e.value, string), _outer_span(string, e.span)) for e in command.env]
-        parsed.append((command.node, argv, env))
-    result = (inner, parsed)
-    by_string[id(string)] = (string, result)  # the string is kept alive, so its id stays its own
-    return result
+    parse = _TaskParse(values, string)
+    by_string[id(string)] = (string, parse)  # the string is kept alive, so its id stays its own
+    return parse
 
 
 _COLLECTED = frozenset(Values.COLLECTED)  # "command" among them
 
 
 def _task_text(values: Values, text: bytes) -> list:
-    """[tree, Values, commands or None, the tree's nodes of Values.COLLECTED types] of a task
-    string's text, kept on the batch script's Values (one walk of the tree serves both)."""
+    """[tree, Values, the commands built so far (by index), the tree's nodes of Values.COLLECTED
+    types, the command nodes or None] of a task string's text, kept on the batch script's Values
+    (one walk of the tree serves both)."""
     by_text = values.task_memo.texts
     local = by_text.get(text)
     if local is None:
         tree = task_tree(values, text)
         nodes = [node for node in shell.walk(tree.root_node) if node.type in _COLLECTED]
-        local = by_text[text] = [tree, Values(text, tree.root_node, nodes), None, nodes]
+        local = by_text[text] = [tree, Values(text, tree.root_node, nodes), {}, nodes, None]
     return local
+
+
+def _command_nodes(local: list) -> List[Node]:
+    """The command nodes of a task string's text that run a command (computed once per text)."""
+    nodes = local[4]
+    if nodes is None:
+        inner = local[1]
+        nodes = [node for node in local[3] if node.type == "command"]
+        if inner.assignment_commands:
+            nodes = inner.commands_run(nodes)
+        local[4] = nodes
+    return nodes
+
+
+def _inner_command(local: list, index: int) -> Command:
+    """Command ``index`` of a task string's text, as its own shell reads it (built once per text)."""
+    built = local[2]
+    command = built.get(index)
+    if command is None:
+        command = built[index] = _command(local[1], local[4][index], in_string=True)
+    return command
 
 
 def task_tree(values: Values, text: bytes) -> Tree:

@@ -359,7 +359,7 @@ class TaskStringMemo:
     with that script's values: each string is parsed once however many analyses ask."""
 
     trees: Dict[bytes, object] = field(default_factory=dict)  # the tree of each text
-    texts: Dict[bytes, list] = field(default_factory=dict)  # [tree, Values, commands, nodes] of each text
+    texts: Dict[bytes, list] = field(default_factory=dict)  # [tree, Values, commands, nodes, command nodes] of each text
     strings: Dict[int, tuple] = field(default_factory=dict)  # (string, parse) by id of the string value
 
 
