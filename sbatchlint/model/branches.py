@@ -52,6 +52,7 @@ def _build(script: "Script", step: Step) -> List[StepAlternative]:
     first_task = len(argv) - len(step.task_argv)
     out: List[StepAlternative] = []
     glob = script.values.globbing
+    reading: Optional[step_model.OptionReading] = None
     for start, end, node, span, alternatives, ifs in alternative_groups(argv, first_task):
         for alternative in alternatives:  # the primary too: read alone, its counts are its own
             words = [Word(part, node, span, None) for part in split_value(alternative, ifs, glob)]
@@ -60,7 +61,13 @@ def _build(script: "Script", step: Step) -> List[StepAlternative]:
             if begin >= len(new_argv) or not new_argv[begin].known or posixpath.basename(new_argv[begin].text) != "srun":
                 continue
             fake = Command(command.node, new_argv, command.env, command.in_string)
-            other = step_model.read_step(script.values, fake, begin, with_task=False)
+            if begin == step.srun_index and start > begin:
+                # the options the step's own reading gives before and after the run, shared
+                if reading is None:
+                    reading = step_model.OptionReading(step)
+                other = reading.reread(fake, start, end, len(words))
+            else:
+                other = step_model.read_step(script.values, fake, begin, with_task=False)
             other.task_argv = step.task_argv
             out.append(StepAlternative(other, describe_branch(script, alternative)))
     return out

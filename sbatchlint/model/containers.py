@@ -988,19 +988,30 @@ def _alternative_steps(script: "Script", step: Step) -> List[Step]:
     argv = command.argv
     first_task = len(argv) - len(step.task_argv)
     out: List[Step] = []
+    reading: Optional[step_model.OptionReading] = None
+    fields: Dict[int, List[Value]] = {}  # each alternative split once (the words of one expansion share them)
     for index in range(0, first_task):
         word = argv[index]
         if not word.alternatives:
             continue
         for alternative in word.alternatives[:-1]:
-            words = [Word(part, word.node, word.span, None) for part in _split(alternative)]
+            parts = fields.get(id(alternative))
+            if parts is None:
+                parts = fields[id(alternative)] = _split(alternative)
+            words = [Word(part, word.node, word.span, None) for part in parts]
             new_argv = argv[:index] + words + argv[index + 1 :]
             start = step_model.unwrap(new_argv)
             if start >= len(new_argv) or not new_argv[start].known or posixpath.basename(new_argv[start].text) != "srun":
                 continue
             fake = Command(command.node, new_argv, command.env, command.in_string)
             try:
-                out.append(step_model.read_step(script.values, fake, start, with_task=False))  # options only
+                if start == step.srun_index and index > start:
+                    # options only; those the step's own reading gives before and after the word, shared
+                    if reading is None:
+                        reading = step_model.OptionReading(step)
+                    out.append(reading.reread(fake, index, index + 1, len(words)))
+                else:
+                    out.append(step_model.read_step(script.values, fake, start, with_task=False))  # options only
             except Exception:  # pragma: no cover - a model corner case must not stop linting
                 continue
     return out
@@ -1019,12 +1030,17 @@ def _step_container(script: "Script", step: Step) -> StepContainer:
     # A loop that appends one flag per entry: the step's own reading holds the last iteration's
     # flag, the only one pyxis receives; the alternatives hold earlier iterations' (lost) ones.
     variants = [step] if container.loop_flags is not None else [step] + _alternative_steps(script, step)
+    read: Set[Tuple[Tuple[int, ...], str, bool]] = set()  # the mount options read: their words
     for variant in variants:
         primary = variant is step
         flags = [opt for opt in variant.options if opt.name == option_table.CONTAINER_MOUNTS]
         if flags:
             # pyxis receives only the last --container-mounts of a step (DOMAIN.md §9)
-            container.mounts.extend(_mounts(flags[-1], command_pieces(variant.command), seen_mounts))
+            last = flags[-1]
+            key = (tuple(id(word) for word in last.words), last.written, last.value is None)
+            if key not in read:  # (read again, the same words list only mounts seen already)
+                read.add(key)
+                container.mounts.extend(_mounts(last, command_pieces(variant.command), seen_mounts))
         for opt in variant.options:
             spec = opt.spec
             if spec is None or not spec.pyxis:

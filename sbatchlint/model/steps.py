@@ -10,6 +10,7 @@ expanded early from an escaped ``\\$X`` the task expands itself.
 """
 from __future__ import annotations
 
+import bisect
 
 
 from .. import options as option_table
@@ -410,11 +411,35 @@ def read_step(values: Values, command: Command, start: int, with_task: bool = Tr
     """The step ``command`` runs (srun at argv index ``start``); ``with_task=False`` reads only
     its srun options (no task commands, no task string parsed)."""
     argv = command.argv
-    table = option_table.SRUN
     options: List[StepOption] = []
-    incomplete = False
-    i = start + 1
+    _, i, incomplete = _read_options(argv, start + 1, options, False)
+    task_argv = argv[i:]
+    step = Step(command, start, options, task_argv, [], options_incomplete=incomplete)
+    if not with_task:
+        return step
+    step.task_commands = _task_commands(values, step)
+    for task_command in step.task_commands:
+        task_command.step = step
+    return step
+
+
+def _read_options(
+    argv: List[Word], i: int, options: List[StepOption], incomplete: bool,
+    marks: Optional[Dict[int, Tuple[int, bool]]] = None, unknowns: Optional[List[int]] = None,
+    known: Optional[Dict[int, Tuple[int, bool]]] = None, resync_from: int = 0, shift: int = 0,
+) -> Tuple[bool, int, bool]:
+    """Read srun options from ``argv[i]`` on, appending to ``options``: (whether it read to the
+    end, the index where it stopped: the first task word, whether an unknown word stood among
+    them). ``marks`` records where the reading stood (options read so far, incomplete) at each
+    word it begins at, ``unknowns`` the index of each unknown word it met; with ``known`` (the
+    marks of another reading) it stops as soon as it begins at an index from ``resync_from`` on
+    whose index less ``shift`` is among them: see ``OptionReading``."""
+    table = option_table.SRUN
     while i < len(argv):
+        if known is not None and i >= resync_from and i - shift in known:
+            return False, i, incomplete  # from here on, it reads as the reading ``known`` did
+        if marks is not None:
+            marks[i] = (len(options), incomplete)
         word = argv[i]
         if not word.known:
             option = _option_with_unknown_value(word, table)
@@ -425,6 +450,8 @@ def read_step(values: Values, command: Command, start: int, with_task: bool = Tr
                 continue
             # An unknown word among the options (``srun $SRUN_ARGS python …``): assume options.
             incomplete = True
+            if unknowns is not None:
+                unknowns.append(i)
             i += 1
             continue
         text = word.text
@@ -474,14 +501,48 @@ def read_step(values: Values, command: Command, start: int, with_task: bool = Tr
             continue
         options.append(StepOption(spec.long, spec, None, [word], text))
         i += 1
-    task_argv = argv[i:]
-    step = Step(command, start, options, task_argv, [], options_incomplete=incomplete)
-    if not with_task:
-        return step
-    step.task_commands = _task_commands(values, step)
-    for task_command in step.task_commands:
-        task_command.step = step
-    return step
+    return True, i, incomplete
+
+
+class OptionReading:
+    """A step's srun options read once, with where the reading stood at each word, so that the
+    step re-read with a run of its option words replaced (by another alternative value of an
+    expansion) reads only from the last word before the run up to the first word after it at
+    which the two readings line up again: what ``read_step(..., with_task=False)`` gives for the
+    new argv, sharing the (read-only) options outside that stretch."""
+
+    def __init__(self, step: Step) -> None:
+        self.step = step
+        self.marks: Dict[int, Tuple[int, bool]] = {}
+        self.unknowns: List[int] = []  # where the reading met an unknown word among the options
+        argv = step.command.argv
+        self.options: List[StepOption] = []
+        _, self.end, self.incomplete = _read_options(argv, step.srun_index + 1, self.options, False, self.marks, self.unknowns)
+        self.starts = sorted(self.marks)
+
+    def reread(self, command: Command, start: int, stop: int, count: int) -> Step:
+        """``read_step(values, command, self.step.srun_index, with_task=False)`` for a ``command``
+        whose argv is the step's with ``argv[start:stop]`` replaced by ``count`` words, for a
+        ``start`` after the srun word."""
+        begin = self.step.srun_index
+        argv = command.argv
+        assert start > begin
+        position = bisect.bisect_right(self.starts, start) - 1
+        if position < 0:  # the step's reading began at no word: nothing to share
+            options: List[StepOption] = []
+            _, i, incomplete = _read_options(argv, begin + 1, options, False)
+            return Step(command, begin, options, argv[i:], [], options_incomplete=incomplete)
+        resume = self.starts[position]  # the readings agree up to this word
+        read, incomplete = self.marks[resume]
+        options = self.options[:read]
+        shift = count - (stop - start)
+        ended, i, incomplete = _read_options(argv, resume, options, incomplete, None, None, self.marks, start + count, shift)
+        if ended:
+            return Step(command, begin, options, argv[i:], [], options_incomplete=incomplete)
+        original = i - shift  # lined up with the step's own reading at this word
+        options.extend(self.options[self.marks[original][0] :])
+        incomplete = incomplete or any(index >= original for index in self.unknowns)
+        return Step(command, begin, options, argv[self.end + shift :], [], options_incomplete=incomplete)
 
 
 def _option_with_unknown_value(word: Word, table) -> Optional[StepOption]:
