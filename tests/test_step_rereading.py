@@ -87,3 +87,29 @@ def test_a_step_reread_with_other_values_reads_as_a_whole_reading(shape):
             _compare(step, Command(step.command.node, new_argv), index, index + 1, len(words))
             compared += 1
     assert compared >= 2
+
+
+def test_each_alternative_of_a_task_string_maps_its_words_to_their_own_bytes():
+    # the alternatives share the string's literal pieces; the words they cut from them, and
+    # the words only one alternative has, each point at the bytes that wrote them
+    text = b"""#!/bin/bash
+#SBATCH --nodes=2
+OUT=/scratch/a
+if [ -n "$B" ]; then OUT=/scratch/bb; fi
+if [ -n "$C" ]; then TP=4; else TP=8; fi
+srun bash -c "python train.py --out $OUT --tp $TP --seed 1"
+"""
+    model = Script(Source(text, "job.sh"))
+    (launch,) = model.launches
+    readings = set()
+    for variant in launch.variants + launch.others:
+        argv = variant.command.argv
+        for word in argv:
+            if word.known:
+                assert text[word.span.start : word.span.end].decode() == word.text
+        readings.add(" ".join(word.text for word in argv))
+    assert readings == {
+        f"python train.py --out {out} --tp {tp} --seed 1"
+        for out in ("/scratch/a", "/scratch/bb")
+        for tp in ("${TP}", "4", "8")
+    }

@@ -667,7 +667,8 @@ class _TaskParse:
         if mapped is None:
             command = _inner_command(self.local, index)
             string = self.string
-            argv = [_remap_word(word, string) for word in command.argv]
+            cuts = self.values.task_memo.cuts
+            argv = [_remap_word(word, string, cuts) for word in command.argv]
             env = [(e.name, remap(e.value, string), _outer_span(string, e.span)) for e in command.env]
             mapped = self.mapped[index] = (command.node, argv, env)
         node, argv, env = mapped
@@ -747,11 +748,45 @@ def _outer_span(string: Value, span: Optional[Span]) -> Optional[Span]:
     return string.source_bounds(span.start, span.end)
 
 
-def _remap_word(word: Word, string: Value) -> Word:
+def _remap_word(word: Word, string: Value, cuts: Dict[tuple, tuple]) -> Word:
+    pieces = word.value.pieces
+    if len(pieces) == 1 and word.alternatives is None:
+        piece = pieces[0]
+        span = piece.span
+        if span is not None and piece.exact and span == word.span:
+            return _remap_literal(span, string, cuts)
     value = remap(word.value, string)
     span = _outer_span(string, word.span) or Span(0, 0)
     alternatives = [remap(a, string) for a in word.alternatives] if word.alternatives else None
     return Word(value, None, span, alternatives)
+
+
+def _remap_literal(span: Span, string: Value, cuts: Dict[tuple, tuple]) -> Word:
+    """``_remap_word`` of a word that is one literal piece of the task string's text (most
+    words): the string's pieces it covers, and their source bounds. The alternative strings of
+    one step share most of their pieces, and a word covering the same stretch of the same
+    pieces maps the same way in each: ``cuts`` keeps what each such stretch gives (and, in its
+    key's pieces, holds them alive, so their ids stay theirs)."""
+    starts, ends, _raws = string._layout
+    start, end = span.start, span.end
+    first = bisect.bisect_left(ends, start)
+    last = bisect.bisect_right(starts, end, first)  # ``slice_pieces`` reads pieces [first, last)
+    covered = string.pieces[first:last]
+    base = starts[first] if covered else 0
+    key = (tuple(map(id, covered)), start - base, end - base)
+    found = cuts.get(key)
+    if found is None:
+        outer = tuple(string.slice_pieces(start, end))
+        low: Optional[int] = None
+        high = 0
+        for p in outer:
+            if p.span is not None:
+                if low is None or p.span.start < low:
+                    low = p.span.start
+                if p.span.end > high:
+                    high = p.span.end
+        found = cuts[key] = (covered, outer, Span(0, 0) if low is None else Span(low, high))
+    return Word(Value(found[1]), None, found[2], None)
 
 
 def remap(value: Value, string: Value) -> Value:
@@ -760,20 +795,20 @@ def remap(value: Value, string: Value) -> Value:
         if piece.span is None:
             out.append(piece)
             continue
-        outer = string.slice(piece.span.start, piece.span.end)
+        outer = string.slice_pieces(piece.span.start, piece.span.end)
         if piece.known:
             if piece.exact:
-                out.extend(outer.pieces)
+                out.extend(outer)
             else:
-                spans = [p.span for p in outer.pieces if p.span is not None]
+                spans = [p.span for p in outer if p.span is not None]
                 span = Span(min(s.start for s in spans), max(s.end for s in spans)) if spans else None
                 out.append(Piece(piece.text, span, piece.quote, True, piece.name, True, piece.via, piece.split))
             continue
-        batch_unknown = [p for p in outer.pieces if not p.known]
-        if len(outer.pieces) == 1 and batch_unknown:
+        batch_unknown = [p for p in outer if not p.known]
+        if len(outer) == 1 and batch_unknown:
             out.append(batch_unknown[0])
             continue
-        spans = [p.span for p in outer.pieces if p.span is not None]
+        spans = [p.span for p in outer if p.span is not None]
         span = Span(min(s.start for s in spans), max(s.end for s in spans)) if spans else None
         out.append(Piece("", span, piece.quote, False, piece.name, False, piece.via, piece.split, task=True))
     return Value(tuple(out))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 
+from itertools import accumulate
 
 
 from ..lazyclass import dataclass, field
@@ -238,16 +239,9 @@ class Value:
         return layout
 
     def _compute_layout(self) -> Tuple[List[int], List[int], List[bytes]]:
-        starts: List[int] = []
-        ends: List[int] = []
-        raws: List[bytes] = []
-        position = 0
-        for piece in self.pieces:
-            raw = piece.render().encode("utf-8")
-            starts.append(position)
-            position += len(raw)
-            ends.append(position)
-            raws.append(raw)
+        raws = [(p.text if p.known else p.render()).encode("utf-8") for p in self.pieces]
+        ends = list(accumulate(map(len, raws)))
+        starts = [0] + ends[:-1] if ends else []
         return starts, ends, raws
 
     @property
@@ -257,30 +251,41 @@ class Value:
 
     def slice(self, start: int, end: int) -> "Value":
         """The pieces that make up bytes [start, end) of ``text.encode()``; exact pieces are cut."""
+        return Value(tuple(self.slice_pieces(start, end)))
+
+    def slice_pieces(self, start: int, end: int) -> List[Piece]:
+        """``slice(start, end).pieces``, as a new list."""
         out: List[Piece] = []
         starts, ends, raws = self._layout
-        for index in range(bisect.bisect_left(ends, start), len(self.pieces)):
-            piece, raw = self.pieces[index], raws[index]
-            p_start, p_end = starts[index], ends[index]
+        pieces = self.pieces
+        count = len(pieces)
+        index = bisect.bisect_left(ends, start)
+        while index < count:
+            p_start = starts[index]
             if p_start > end:
                 break
-            if p_end <= start or p_start >= end:
-                if not (p_start == p_end == start):
-                    continue
-            lo, hi = max(start, p_start), min(end, p_end)
-            if lo == p_start and hi == p_end:
+            p_end = ends[index]
+            piece = pieces[index]
+            if (p_end <= start or p_start >= end) and not (p_start == p_end == start):
+                index += 1
+                continue
+            if p_start >= start and p_end <= end:  # whole
                 out.append(piece)
             elif piece.exact:
-                sub = raw[lo - p_start : hi - p_start].decode("utf-8", errors="replace")
-                assert piece.span is not None
-                span = Span(piece.span.start + lo - p_start, piece.span.start + hi - p_start)
-                out.append(piece._with(sub, span, piece.escaped))
+                lo = start if start > p_start else p_start
+                hi = end if end < p_end else p_end
+                sub = raws[index][lo - p_start : hi - p_start].decode("utf-8", errors="replace")
+                offset = piece.span.start - p_start  # type: ignore[union-attr]
+                out.append(piece._with(sub, Span(offset + lo, offset + hi), piece.escaped))
             elif piece.known:
-                sub = raw[lo - p_start : hi - p_start].decode("utf-8", errors="replace")
+                lo = start if start > p_start else p_start
+                hi = end if end < p_end else p_end
+                sub = raws[index][lo - p_start : hi - p_start].decode("utf-8", errors="replace")
                 out.append(piece._with(sub, piece.span, piece.escaped))
             else:
                 out.append(piece)
-        return Value(tuple(out))
+            index += 1
+        return out
 
     def source_bounds(self, start: int, end: int) -> Optional[Span]:
         """The smallest source span covering the spans of ``slice(start, end)``'s pieces (None when
@@ -289,22 +294,25 @@ class Value:
         high = 0
         starts, ends, _raws = self._layout
         pieces = self.pieces
-        for index in range(bisect.bisect_left(ends, start), len(pieces)):
-            p_start, p_end = starts[index], ends[index]
+        count = len(pieces)
+        index = bisect.bisect_left(ends, start)
+        while index < count:
+            p_start = starts[index]
             if p_start > end:
                 break
-            if p_end <= start or p_start >= end:
-                if not (p_start == p_end == start):
-                    continue
-            piece = pieces[index]
+            p_end = ends[index]
+            index += 1
+            if (p_end <= start or p_start >= end) and not (p_start == p_end == start):
+                continue
+            piece = pieces[index - 1]
             span = piece.span
             if span is None:
                 continue
-            lo, hi = max(start, p_start), min(end, p_end)
-            if (lo == p_start and hi == p_end) or not piece.exact:
+            if (p_start >= start and p_end <= end) or not piece.exact:
                 s, e = span.start, span.end
             else:  # an exact piece cut like ``slice`` cuts it
-                s, e = span.start + lo - p_start, span.start + hi - p_start
+                s = span.start + (start if start > p_start else p_start) - p_start
+                e = span.start + (end if end < p_end else p_end) - p_start
             if low is None or s < low:
                 low = s
             if e > high:
@@ -361,6 +369,7 @@ class TaskStringMemo:
     trees: Dict[bytes, object] = field(default_factory=dict)  # the tree of each text
     texts: Dict[bytes, list] = field(default_factory=dict)  # [tree, Values, commands, nodes, command nodes] of each text
     strings: Dict[int, tuple] = field(default_factory=dict)  # (string, parse) by id of the string value
+    cuts: Dict[tuple, tuple] = field(default_factory=dict)  # what a stretch of a string's pieces maps a word to
 
 
 class Values:
