@@ -652,10 +652,11 @@ class _TaskParse:
     readings and the secrets scan all ask for the same strings, the launch variants for one
     command of each. The words are shared by every caller's commands, which only read them."""
 
-    __slots__ = ("values", "string", "local", "inner", "nodes", "mapped")
+    __slots__ = ("cuts", "string", "local", "inner", "nodes", "mapped")
 
     def __init__(self, values: Values, string: Value) -> None:
-        self.values = values
+        # (kept in ``values``' memo: holds nothing that refers back to ``values``, no cycle)
+        self.cuts = values.task_memo.cuts
         self.string = string
         self.local = local = _task_text(values, string.text.encode("utf-8"))
         self.inner: Values = local[1]
@@ -667,7 +668,7 @@ class _TaskParse:
         if mapped is None:
             command = _inner_command(self.local, index)
             string = self.string
-            cuts = self.values.task_memo.cuts
+            cuts = self.cuts
             argv = [_remap_word(word, string, cuts) for word in command.argv]
             env = [(e.name, remap(e.value, string), _outer_span(string, e.span)) for e in command.env]
             mapped = self.mapped[index] = (command.node, argv, env)
