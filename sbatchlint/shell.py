@@ -328,9 +328,13 @@ def _first(pair: Tuple[int, Node]) -> int:
 def error_regions(tree: Tree, data: bytes, index: Optional[NodeIndex] = None) -> List[Span]:
     """Spans the parser could not read: ERROR nodes, MISSING tokens, reserved words as commands."""
     regions: List[Span] = []
-    nodes: Sequence[Node]
-    if index is not None and not tree.root_node.has_error:
-        nodes = index.of_type("command_name")  # no ERROR node and no MISSING token anywhere
+    nodes: "Iterable[Node]"
+    if index is not None:
+        # the command names from the index; ERROR nodes and MISSING tokens only below nodes that
+        # have an error (a large script with one broken line is not walked whole)
+        nodes = index.of_type("command_name")
+        if tree.root_node.has_error:
+            nodes = [*_broken(tree.root_node), *nodes]
     else:
         nodes = walk(tree.root_node)  # type: ignore[assignment]
     for node in nodes:
@@ -343,6 +347,16 @@ def error_regions(tree: Tree, data: bytes, index: Optional[NodeIndex] = None) ->
                 command = node.parent or node
                 regions.append(_region(command, data))
     return _merge(regions)
+
+
+def _broken(root: Node) -> Iterator[Node]:
+    """Every node that is or holds a syntax error (``has_error``): ERROR nodes, MISSING tokens and
+    their ancestors, without entering a subtree that has none."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in reversed(node.children) if child.has_error)
 
 
 def _region(node: Node, data: bytes) -> Span:

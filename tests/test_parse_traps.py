@@ -479,3 +479,28 @@ def test_glued_assignments_after_a_keyword_or_operator(before, after):
     (step,), (expected,) = glued.steps, oracle.steps
     assert step.command.env == [] and {"A", "B"} <= set(glued.values.assignments)
     assert [w.text for w in step.task_argv] == [w.text for w in expected.task_argv] == ["python", "x.py", "--a", "1"]
+
+
+BROKEN = [
+    "#!/bin/bash\nif [ -n \"$X\" ]; then\n  srun hostname\n",  # a missing fi
+    "#!/bin/bash\necho \"unclosed\nsrun hostname\n",  # a quote never closed
+    "#!/bin/bash\nfi\nsrun hostname\n",  # a reserved word where a command goes
+    "#!/bin/bash\nfor i in 1 2; do echo $i\nsrun python train.py --x=$(( 1 + )\n",
+    "#!/bin/bash\n" + "".join(f"export A_{i}=value{i}\nsrun --nodes=1 echo {i}\n" for i in range(300))
+    + "case $X in\n  a) echo\n",  # one broken line at the end of a long script
+    "#!/bin/bash\nsrun hostname\n",  # nothing broken
+]
+
+
+@pytest.mark.parametrize("text", BROKEN)
+def test_error_regions_through_the_index_are_those_of_a_whole_walk(text):
+    """With the script's node index, only the subtrees that hold an error are walked for ERROR
+    nodes and MISSING tokens; the regions are those a walk of every node gives."""
+    from sbatchlint import shell
+
+    data = text.encode()
+    tree = shell.parse(data)
+    index = shell.NodeIndex(tree.root_node)
+    regions = shell.error_regions(tree, data, index)
+    assert regions == shell.error_regions(tree, data)
+    assert bool(regions) == (text is not BROKEN[-1])
