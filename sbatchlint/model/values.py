@@ -38,7 +38,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sourced import SourceContext, SourcedFile
 
 MAX_ALTERNATIVES = 16
-NOGLOB = lazy(rb"\bset\s+(-[a-zA-Z]*f|-o\s+noglob)\b")
+# ``set -f`` / ``set -o noglob``, less the word boundary before ``set`` (``noglob`` checks it): a
+# pattern that starts with its literal is searched for that literal, far faster than one that
+# starts with ``\b`` (tried at every byte).
+NOGLOB = lazy(rb"set\s+(?:-[a-zA-Z]*f|-o\s+noglob)\b")
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 MAX_DEPTH = 12
 MAX_CHAIN = 64  # assignments evaluated inside one another (``A=$B``, ``B=$C``…)
 MAX_PIECES = 4096  # a value assembled from more pieces than this is treated as unknown
@@ -763,7 +767,7 @@ class Values:
     @cached_property
     def globbing(self) -> bool:
         """Pathname expansion is on: the script never turns it off (``set -f``, ``set -o noglob``)."""
-        return not NOGLOB.search(self.data)
+        return not noglob(self.data)
 
     def _conditional(self, assignment: Assignment, use_scopes: set) -> bool:
         return any(key not in use_scopes for key in self._conditional_scopes(assignment))
@@ -1481,6 +1485,17 @@ class Word:
         if not spans or any(p.via for p in self.pieces):
             return None
         return Span(min(s.start for s in spans), max(s.end for s in spans))
+
+
+def noglob(data: bytes) -> bool:
+    """Whether ``data`` holds ``set -f`` or ``set -o noglob`` (``set`` a word of its own: not the
+    end of ``reset``). A match after a word character cannot hide a later one: no match holds
+    ``set`` followed by a blank except at its start."""
+    for match in NOGLOB.finditer(data):
+        start = match.start()
+        if not start or data[start - 1] not in _WORD_BYTES:
+            return True
+    return False
 
 
 def appends(node: Node) -> bool:

@@ -118,7 +118,10 @@ def uses_gpus(launch: Launch, settings: Optional[dict] = None) -> bool:
     """A launch that certainly wants GPUs: an elastic/deepspeed launcher, a Megatron entry point,
     or one that asks for NCCL; never one that says it runs on CPU."""
     text = _launch_text(launch)
-    if CPU_HINTS.search(text):
+    lowered = text.lower()
+    # every hint spells "gloo", "cpu" or "cuda" (in ASCII letters of any case): a launch without
+    # them is not searched
+    if ("cpu" in lowered or "gloo" in lowered or "cuda" in lowered) and CPU_HINTS.search(text):
         return False
     if launch.kind in GPU_LAUNCHERS:
         return True
@@ -126,7 +129,7 @@ def uses_gpus(launch: Launch, settings: Optional[dict] = None) -> bool:
         return True
     if launch.entry is not None and launch.entry.kind == "module" and MEGATRON_MODULE.match(launch.entry.name):
         return True
-    return "nccl" in text.lower()
+    return "nccl" in lowered
 
 
 # -- the job's training runs ------------------------------------------------------------------------

@@ -1,0 +1,128 @@
+"""Shortcuts the model takes for speed give what the plain reading gives.
+
+Each test compares a fast path with the straightforward computation it replaces, over shapes
+written for the purpose (and fails when the shortcut answers differently), or checks what a user
+sees through it.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+
+from sbatchlint.model.script import Script
+from sbatchlint.model.values import noglob
+from sbatchlint.shell import _SECOND_ASSIGNMENT
+from sbatchlint.source import Source
+
+HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+
+
+def script(text: str) -> Script:
+    return Script(Source(text.encode(), "job.sh"))
+
+
+# -- ``set -f``: searched for its literal, the word boundary checked by hand ---------------------
+PLAIN_NOGLOB = re.compile(rb"\bset\s+(-[a-zA-Z]*f|-o\s+noglob)\b")
+
+NOGLOB_SHAPES = [
+    b"set -f\n", b"set -ef\n", b"set -euf\n", b"set -e\n", b"set -o noglob\n", b"set -o  noglob\n",
+    b"set -o pipefail\n", b"reset -f\n", b"offset -f\n", b"dataset -f\n", b"reset -f; set -f\n",
+    b"reset -f\nset -f\n", b"echo dataset -f && set -x\n", b"_set -f\n", b"9set -f\n", b"set\t-f\n",
+    b"set -fx\n", b"set -f2\n", b"set -o noglobber\n", b"# set -f\n", b"x=1;set -f\n", b"(set -f)\n",
+    b"set", b"set -", b"set -f", b"resetset -f\n", b"set -- -f\n", b"SET -f\n", b"set\n-f\n",
+]
+
+
+@pytest.mark.parametrize("data", NOGLOB_SHAPES)
+def test_noglob_agrees_with_the_word_boundary_pattern(data):
+    assert noglob(data) == bool(PLAIN_NOGLOB.search(data))
+    assert noglob(b"echo hi\n" + data) == bool(PLAIN_NOGLOB.search(b"echo hi\n" + data))
+
+
+def test_noglob_agrees_on_every_short_mix_of_its_pieces():
+    pieces = [b"set", b"re", b" ", b"-", b"f", b"o", b"noglob", b"\n", b"_", b"x"]
+    for length in range(1, 6):
+        for parts in itertools.product(pieces, repeat=length):
+            data = b"".join(parts)
+            assert noglob(data) == bool(PLAIN_NOGLOB.search(data)), data
+
+
+def test_a_pattern_is_a_file_name_unless_the_script_turns_globbing_off():
+    body = 'CONFIGS="configs/*.yaml"\nsrun -K python train.py $CONFIGS\n'
+
+    def last_word(prefix: str):
+        (step,) = script(HEADER + prefix + body).steps
+        word = step.command.argv[-1]
+        return word.text if word.known else None
+
+    assert last_word("") is None
+    assert last_word("set -f\n") == "configs/*.yaml"
+    assert last_word("set -o noglob\n") == "configs/*.yaml"
+    assert last_word("reset -f\n") is None  # another command whose name ends in "set"
+    assert last_word("echo dataset -f\n") is None
+
+
+# -- glued assignments: the first value read from one class of first bytes ------------------------
+PLAIN_SECOND_ASSIGNMENT = re.compile(
+    rb"(?:=[^ \t\n=]*|[\"')}\]])(?:[ \t]|\\\r?\n)+[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?="
+)
+
+GLUE_SHAPES = [
+    b"A=1 B=2\n", b"A=1 B=2 C=3\n", b"A=\"x y\" B=2\n", b"A='x' B=2\n", b"A=$(date) B=2\n",
+    b"A=${X} B=2\n", b"A=(1 2) B=2\n", b"A[1]=x B[2]=y\n", b"A=1 B+=2\n", b"A=1 \\\nB=2\n",
+    b"A=1 \\\r\nB=2\n", b"A=x\\ y B=2\n", b"A=1 b c=2\n", b"A==1 B=2\n", b"echo x=1 y=2\n",
+    b"A=1\tB=2\n", b"A=1  B=2 cmd\n", b"f() { A=1; } B=2\n", b"A=1 B[x y]=2\n", b"A=1 9B=2\n",
+    b"A=\"$B\" C=\"$D\" E=1 srun x\n", b"A=1 B\n", b"A=a=b C=d\n", b"A=1 \\\n  \\\n B=2\n",
+]
+
+
+@pytest.mark.parametrize("data", GLUE_SHAPES)
+def test_second_assignment_finds_what_the_two_branch_pattern_finds(data):
+    for text in (data, b"echo start\n" + data + b"srun hostname\n", data * 3):
+        found = [m.span() for m in _SECOND_ASSIGNMENT.finditer(text)]
+        assert found == [m.span() for m in PLAIN_SECOND_ASSIGNMENT.finditer(text)], text
+
+
+def test_second_assignment_agrees_on_every_short_mix_of_its_pieces():
+    pieces = [b"A", b"=", b" ", b"\"", b")", b"\\\n", b"x", b"[1]", b"+", b"\n"]
+    for length in range(1, 6):
+        for parts in itertools.product(pieces, repeat=length):
+            data = b"".join(parts)
+            found = [m.span() for m in _SECOND_ASSIGNMENT.finditer(data)]
+            assert found == [m.span() for m in PLAIN_SECOND_ASSIGNMENT.finditer(data)], data
+
+
+def test_glued_assignments_after_a_quoted_value_are_the_shells_own():
+    text = HEADER + 'PORT="29500" ADDR=node1\nsrun python serve.py --port $PORT\n'
+    model = script(text)
+    (step,) = model.steps
+    assert step.command.env == []  # the newline ends the assignments' statement
+    assert [w.text for w in step.command.argv][-1] == "29500"
+
+
+# -- a launch on CPU: the hint pattern searched only when its words can be there -----------------
+@pytest.mark.parametrize(
+    "args, gpus",
+    [
+        ("", True),
+        ("--backend gloo", False),
+        ("--backend=GLOO", False),
+        ("--device CPU", False),
+        ("--cpu", False),
+        ("--CPU", False),
+        ("--no-cuda", False),
+        ("--No_Cuda", False),
+        ("--cpus 4", True),  # not the word "cpu"
+        ("--cuda-graphs", True),
+        ("--gloo-timeout 30", True),
+        ("--dist nccl,gloo", True),  # "gloo" after a comma is no backend given
+    ],
+)
+def test_a_launch_that_says_it_runs_on_cpu_wants_no_gpu(args, gpus):
+    from sbatchlint.model.workload import CPU_HINTS, _launch_text, uses_gpus
+
+    (launch,) = script(HEADER + f"srun torchrun --nproc_per_node=8 train.py {args}\n").launches
+    assert uses_gpus(launch) is gpus
+    assert (not CPU_HINTS.search(_launch_text(launch))) is gpus  # what the full search says
