@@ -14,7 +14,8 @@ import pytest
 from sbatchlint.model.script import Script
 from sbatchlint.model.values import noglob
 from sbatchlint.shell import _SECOND_ASSIGNMENT
-from sbatchlint.source import Source
+from sbatchlint.source import Source, Span
+from sbatchlint.model.values import Value
 
 HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
 
@@ -126,3 +127,56 @@ def test_a_launch_that_says_it_runs_on_cpu_wants_no_gpu(args, gpus):
     (launch,) = script(HEADER + f"srun torchrun --nproc_per_node=8 train.py {args}\n").launches
     assert uses_gpus(launch) is gpus
     assert (not CPU_HINTS.search(_launch_text(launch))) is gpus  # what the full search says
+
+
+# -- substitution: each piece carried to the use site once, every value mapped in one pass --------
+def _carried_one_by_one(piece, name, span, quote):
+    """What a piece of ``$name``'s value becomes at a use site, written out plainly."""
+    from sbatchlint.model.values import Piece
+
+    unquoted = quote == ""
+    site = (span,)
+    if piece.known:
+        return Piece(piece.text, piece.span, piece.quote, True, piece.name, piece.escaped, piece.via + site,
+                     piece.split or unquoted, False, piece.loop)
+    if piece.span is not None:
+        return Piece(piece.text, piece.span or span, piece.quote, False, piece.name or name, piece.escaped,
+                     piece.via + site, piece.split or unquoted, False, piece.loop)
+    return Piece("", span, quote, False, piece.name or name, False, piece.via + site, unquoted, False, piece.loop)
+
+
+SUBSTITUTION_SHAPES = [
+    'X="a b"\n',
+    'X=1\nif [ -n "$D" ]; then X="$X --debug"; fi\nX="$X --fast"\n',
+    'X=\ncase "$M" in a) X="$X -a";; b) X="$X -b";; esac\nX="$X $X"\n',
+    'X=${EXTRA:-"--lr 1"}\n',
+    'unset X\n',
+    'X=""\n[ -n "$Q" ] && X="$PREFIX"\n',
+    'X=$(hostname)\nif true; then X="$X:1"; else X="${X}:2"; fi\n',
+    'for N in 1 2; do X="--n $N"; done\n',
+]
+
+
+@pytest.mark.parametrize("body", SUBSTITUTION_SHAPES)
+@pytest.mark.parametrize("quoted", [True, False])
+def test_substitution_gives_what_carrying_each_piece_gives(body, quoted):
+    use = 'echo "$X" end\n' if quoted else "echo $X end\n"
+    model = script(HEADER + body + use)
+    values = model.values
+    (echo,) = [c for c in model.commands if c.program == "echo" and c.node.start_byte >= len(HEADER + body)]
+    argument = echo._arguments[1]  # (0: the command name)
+    expansion = argument if not quoted else argument.named_children[0]
+    span = Span(expansion.start_byte, expansion.end_byte)
+    quote = '"' if quoted else ""
+    found = values.lookup("X", span.start, expansion, 1)
+    got = values._substitute("X", span, expansion, 0, quote)
+    if not found:
+        assert [v.text for v in got] == ["${X}"]
+        return
+    expected = [Value(tuple(_carried_one_by_one(p, "X", span, quote) for p in v.pieces)) for v in found]
+    assert got == expected
+    # a piece object several alternatives hold reaches the site as one object
+    by_original = {}
+    for before, after in zip(found, got):
+        for old, new in zip(before.pieces, after.pieces):
+            assert by_original.setdefault(id(old), new) is new

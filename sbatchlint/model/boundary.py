@@ -167,12 +167,16 @@ def _alternatives(word: Word) -> List[Value]:
 
 
 def _named_unknowns(value: Value) -> Iterable[Tuple[int, Piece]]:
-    offset = 0
-    for piece in value.pieces:
-        rendered = piece.render().encode("utf-8")
-        if not piece.known and not piece.task and piece.name and piece.span is not None:
-            yield offset, piece
-        offset += len(rendered)
+    """Each unknown piece the batch shell fills in from a named variable, with its offset in the
+    value's rendered bytes (``Value.offsets``, computed once per value; a known value has none)."""
+    if value.known:
+        return ()
+    pieces = value.pieces
+    found = [i for i, p in enumerate(pieces) if not p.known and not p.task and p.name and p.span is not None]
+    if not found:
+        return ()
+    offsets = value.offsets
+    return [(offsets[i], pieces[i]) for i in found]
 
 
 def _is_expansion_of(data: bytes, piece: Piece) -> bool:

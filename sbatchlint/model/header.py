@@ -436,7 +436,8 @@ def parse_header(source: Source, data_regions: Sequence[Span] = (), table=None) 
                 header.last_header_line = number
             continue
         stripped = raw.lstrip(b" \t")
-        malformed = _malformed(source, number, span, raw)
+        # (a malformed directive is a comment: the pattern is tried on comment lines only)
+        malformed = _malformed(source, number, span, raw) if stripped[:1] == b"#" else None
         if malformed is not None:
             header.malformed.append(malformed)
             continue

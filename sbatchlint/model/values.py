@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 
 from itertools import accumulate
+from operator import attrgetter
 
 
 from ..lazyclass import dataclass, field
@@ -183,6 +184,11 @@ class Piece:
 
 
 _UNSET: object = object()
+# a piece's fields read without a Python step per piece (``map`` over a value's pieces)
+_KNOWN = attrgetter("known")
+_TEXT = attrgetter("text")
+_LOOP = attrgetter("loop")
+_SPLIT = attrgetter("split")
 
 
 class Value:
@@ -217,7 +223,7 @@ class Value:
     def known(self) -> bool:
         known = self._known
         if known is None:
-            known = self._known = all(p.known for p in self.pieces)
+            known = self._known = all(map(_KNOWN, self.pieces))
         return known
 
     @property
@@ -225,7 +231,10 @@ class Value:
         """The value, unknown pieces rendered as ``${NAME}``."""
         text = self._text
         if text is None:
-            text = self._text = "".join(p.text if p.known else p.render() for p in self.pieces)
+            if self.known:
+                text = self._text = "".join(map(_TEXT, self.pieces))
+            else:
+                text = self._text = "".join(p.text if p.known else p.render() for p in self.pieces)
         return text
 
     def __str__(self) -> str:  # pragma: no cover - debugging aid
@@ -599,6 +608,14 @@ class Values:
                     i += 1
 
     def _add_assignment(self, node: Node, declared_by: Optional[str] = None, exported: bool = False) -> None:
+        parent = node.parent
+        if parent is not None:
+            holder = parent.type
+            # A prefix assignment (``X=1 cmd``) lives only in that command's environment.
+            if holder == "command" and (parent.start_byte, parent.end_byte) not in self.assignment_commands:
+                return
+            if holder == "declaration_command" and declared_by is None:
+                return  # ``export X=1`` / ``local X=1``: recorded once, by ``_add_declaration``
         name_node = node.child_by_field_name("name")
         if name_node is None:
             return
@@ -616,13 +633,6 @@ class Values:
             kind = "append"
         else:
             kind = "assign"
-        # A prefix assignment (``X=1 cmd``) lives only in that command's environment.
-        parent = node.parent
-        if parent is not None and parent.type == "command":
-            if (parent.start_byte, parent.end_byte) not in self.assignment_commands:
-                return
-        if parent is not None and parent.type == "declaration_command" and declared_by is None:
-            return  # ``export X=1`` / ``local X=1``: recorded once, by ``_add_declaration``
         span = node_span(node, self.data)
         if value is not None and self._cut_words and self.data[value.end_byte - 1] == 36:
             chain = word_chain(value, self.data)
@@ -1037,6 +1047,11 @@ class Values:
         Double-quoted: it quotes only ``$ ` " \\`` and newline; elsewhere it stays.
         """
         data = self.data
+        if data.find(b"\\", start, end) < 0:  # no escape (most runs): one piece, or none
+            if end > start:
+                span = Span(start, end)
+                return [Piece(data[start:end].decode("utf-8", errors="replace"), span, quote)]
+            return []
         pieces: List[Piece] = []
         run_start = start
         i = start
@@ -1180,33 +1195,29 @@ class Values:
             if self.outer is not None:
                 return self.outer_values(name, span, quote, depth) or [unknown]
             return [unknown]
-        out = []
         unquoted = quote == ""
         site = (span,)
         # Alternatives share most of their pieces (``if …; then X="$X --a"; fi`` gives two values
-        # with one prefix): each piece object is carried to this site once, whatever the number
-        # of alternatives holding it.
-        carried: Dict[int, Piece] = {}
+        # with one prefix, a ``CMD="$CMD …"`` chain in branches many): each piece object is
+        # carried to this site once, whatever the number of alternatives holding it, and each
+        # value is then mapped piece by piece without a Python step per piece (one of the
+        # model's hottest paths).
+        originals: Dict[int, Piece] = {}
         for value in found:
-            if not value.pieces and not value.known:
-                out.append(unknown)
-                continue
-            # each piece again, as it reaches this site (one of the model's hottest loops)
-            pieces = []
-            append = pieces.append
-            for p in value.pieces:
-                new = carried.get(id(p))
-                if new is None:
-                    if p.known:
-                        new = Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
-                    elif p.span is not None:
-                        new = Piece(p.text, p.span or span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
-                    else:
-                        new = Piece("", span, quote, False, p.name or name, False, p.via + site, unquoted, False, p.loop)
-                    carried[id(p)] = new
-                append(new)
-            out.append(Value(tuple(pieces)))
-        return out
+            originals.update(zip(map(id, value.pieces), value.pieces))
+        carried: Dict[int, Piece] = {}
+        for key, p in originals.items():
+            if p.known:
+                carried[key] = Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
+            elif p.span is not None:
+                carried[key] = Piece(p.text, p.span or span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
+            else:
+                carried[key] = Piece("", span, quote, False, p.name or name, False, p.via + site, unquoted, False, p.loop)
+        get = carried.__getitem__
+        return [
+            Value(tuple(map(get, map(id, value.pieces)))) if value.pieces or value.known else unknown
+            for value in found
+        ]
 
     def _braced_expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
         span = node_span(node, self.data)
@@ -1528,6 +1539,8 @@ def split_value(value: Value, ifs: Optional[str] = DEFAULT_IFS, glob: bool = Fal
 
 def _globs(field: Value) -> bool:
     """A field pathname expansion may replace: an expanded piece holds a pattern character."""
+    if not any(map(_SPLIT, field.pieces)):
+        return False  # nothing expanded unquoted
     if not any(p.split and p.known and GLOB_CHARACTERS.search(p.text) for p in field.pieces):
         return False
     return not (field.known and field.text.startswith("-"))
@@ -1611,6 +1624,8 @@ def _split_ifs(value: Value, ifs: str) -> List[Value]:
 
 def _split_default(value: Value) -> List[Value]:
     """Splitting on bash's default IFS (blank, tab, newline)."""
+    if not any(map(_SPLIT, value.pieces)):  # nothing came through an unquoted expansion: one field
+        return [Value(value.pieces)] if value.pieces else []
     words: List[List[Piece]] = [[]]
     pending_break = False
     for piece in value.pieces:
@@ -1676,7 +1691,7 @@ def _product(parts: List[List[Value]]) -> List[Value]:
     for alternatives in parts:
         if not alternatives:
             continue
-        if any(p.loop for a in alternatives for p in a.pieces):
+        if any(any(map(_LOOP, a.pieces)) for a in alternatives):
             # Values bound to loop iterations: only combine pieces of the same iteration.
             combined = [r + a.pieces for r in results for a in alternatives if consistent(r + a.pieces)]
             results = combined[-MAX_ALTERNATIVES:] or results
@@ -1690,8 +1705,8 @@ def _product(parts: List[List[Value]]) -> List[Value]:
 def consistent(pieces: Iterable[Piece]) -> bool:
     """Whether the pieces can occur together: none of them belong to different iterations of one loop."""
     seen: Dict[int, int] = {}
-    for piece in pieces:
-        for loop, index in piece.loop:
+    for bound in filter(None, map(_LOOP, pieces)):  # (most pieces belong to no loop)
+        for loop, index in bound:
             if seen.setdefault(loop, index) != index:
                 return False
     return True
