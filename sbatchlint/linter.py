@@ -102,6 +102,7 @@ def lint(source: Source, options: Optional[Options] = None, model=None,
     finally:
         if owned and model is not None:
             let_go(model)
+            model = None  # freed here, before the collector is back: it would walk all of it
         if was_enabled:
             gc.enable()
 

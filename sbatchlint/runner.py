@@ -257,6 +257,7 @@ def _lint_source(job: Job, source: Source) -> FileResult:
     finally:
         if model is not None:
             let_go(model)
+            model = None  # freed here, before the collector is back: it would walk all of it
         if was_enabled:
             gc.enable()
     reported = set()

@@ -180,3 +180,60 @@ def test_substitution_gives_what_carrying_each_piece_gives(body, quoted):
     for before, after in zip(found, got):
         for old, new in zip(before.pieces, after.pieces):
             assert by_original.setdefault(id(old), new) is new
+
+
+# -- the model is freed when its file is done, before the cyclic collector runs again -------------
+JOB = HEADER + """#SBATCH --job-name=shapes
+set -euo pipefail
+MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+ARGS="--tp 2 --pp 1"
+if [ -n "${DEBUG:-}" ]; then ARGS="$ARGS --log-level debug"; fi
+srun --container-image=nvcr.io/nvidia/pytorch:24.05-py3 bash -c "torchrun --nnodes=$SLURM_NNODES \\
+  --rdzv_endpoint=$MASTER_ADDR:29500 train.py $ARGS"
+"""
+
+
+@pytest.mark.parametrize("fix", [False, True])
+def test_the_model_is_freed_before_the_collector_is_turned_back_on(tmp_path, monkeypatch, fix):
+    """The collector is held off while a file's model is built and read; were the model still
+    alive when it is turned back on, the next collection would walk all of it for nothing."""
+    import gc
+    import weakref
+
+    from sbatchlint import linter, runner
+
+    built = []
+    plain_build = linter.build
+
+    def build(source, options=None):
+        model = plain_build(source, options)
+        built.append(weakref.ref(model))
+        return model
+
+    alive_at_enable = []
+
+    class Collector:
+        isenabled = staticmethod(gc.isenabled)
+        disable = staticmethod(gc.disable)
+
+        @staticmethod
+        def enable():
+            alive_at_enable.append(sum(ref() is not None for ref in built))
+            gc.enable()
+
+    monkeypatch.setattr(runner, "build", build)
+    monkeypatch.setattr(linter, "build", build)
+    monkeypatch.setattr(runner, "gc", Collector)
+    monkeypatch.setattr(linter, "gc", Collector)
+    path = tmp_path / "job.sh"
+    path.write_text(JOB)
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        result = runner.run_job(runner.Job(str(path), str(path), linter.Options(), diff=fix))
+    finally:
+        if not was_enabled:
+            gc.disable()
+    assert result.error is None
+    assert (result.diff is not None) is fix
+    assert built and alive_at_enable and alive_at_enable[-1] == 0
