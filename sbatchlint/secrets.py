@@ -381,10 +381,222 @@ def _may_name_a_secret(command: "Command") -> bool:
     raw = unevaluated_bytes(command)
     if raw is None:
         return True
-    if _BEYOND_ITS_BYTES.search(raw) is not None and not _environment_only(command, raw):
-        return True
-    lowered = raw.replace(b'"', b"").replace(b"'", b"").lower()
-    return any(hint in lowered for hint in _COMMAND_HINTS)
+    if _BEYOND_ITS_BYTES.search(raw) is None or _environment_only(command, raw):
+        lowered = raw.replace(b'"', b"").replace(b"'", b"").lower()
+        if not any(hint in lowered for hint in _COMMAND_HINTS):
+            return False
+    return _HintFlow.of(command.__dict__["_values"]).may_hold_hint(command)
+
+
+# -- where the text of a command's words comes from ----------------------------------------------
+#
+# A command whose words expand the script's variables gets their text from the variables' values:
+# a hint may be written whole in a value, or split between a value and the text beside it
+# (``--${P}EN=…`` with ``P=TOK``). _HintFlow answers, from the tree alone, whether any text the
+# model can build for the words holds a hint, by running a hint matcher over every way the words'
+# parts can follow one another (a variable: any of its assignments' values, or its unknown form
+# ``${NAME}``). The state between parts is the tail of the text so far that may begin a hint.
+# Only the forms the model evaluates plainly are followed; any other makes the answer "maybe".
+
+_HINT_STRINGS = tuple(hint.decode("ascii") for hint in (b"token", b"key", b"secret", b"passw", b"wandb"))
+_HINT_PREFIXES = frozenset(h[:k] for h in _HINT_STRINGS for k in range(1, len(h)))
+_LONGEST_PREFIX = max(len(p) for p in _HINT_PREFIXES)
+_START = frozenset({""})
+_OPERATORS_WITH_DEFAULT = frozenset({":-", "-", ":=", "="})
+
+
+class _Maybe(Exception):
+    """A part whose text the flow does not follow: it may hold anything."""
+
+
+def _tail(text: str) -> str:
+    """The longest end of ``text`` that begins a hint ("" when none does)."""
+    for size in range(min(len(text), _LONGEST_PREFIX), 0, -1):
+        end = text[-size:]
+        if end in _HINT_PREFIXES:
+            return end
+    return ""
+
+
+def _through_literal(tails: "frozenset", text: str) -> "frozenset":
+    out = set()
+    for tail in tails:
+        joined = tail + text
+        for hint in _HINT_STRINGS:
+            if hint in joined:
+                raise _Maybe
+        out.add(_tail(joined))
+    return frozenset(out)
+
+
+def _through_name(name: str) -> "frozenset":
+    """An unknown value, which the model writes as ``${NAME}`` (``${?}`` without a name): the
+    braces end whatever came before and after, so only the name itself may hold a hint."""
+    lowered = name.lower()
+    if any(hint in lowered for hint in _HINT_STRINGS):
+        raise _Maybe
+    return _START
+
+
+class _HintFlow:
+    """The hint matcher over one script's values (kept with them: a variable's flow is worked
+    out once however many commands expand it)."""
+
+    def __init__(self, values) -> None:
+        self.values = values
+        self.data = values.data
+        self.memo: Dict[tuple, Optional[frozenset]] = {}
+        self.busy: Set[tuple] = set()
+
+    @classmethod
+    def of(cls, values) -> "_HintFlow":
+        flow = values.__dict__.get("_hint_flow") if hasattr(values, "__dict__") else None
+        if flow is None:
+            flow = cls(values)
+            try:
+                values._hint_flow = flow
+            except AttributeError:  # pragma: no cover - values without a __dict__
+                pass
+        return flow
+
+    def may_hold_hint(self, command: "Command") -> bool:
+        """Whether a word of ``command`` (not evaluated yet) may hold a hint once evaluated."""
+        if self.values.outer is not None:
+            return True  # a task string's values: names may come from the batch shell
+        data = self.data
+        try:
+            for node in command.__dict__["_arguments"]:
+                start = node.start_byte
+                if start and data[start - 1] == 36:
+                    return True  # it may continue a word cut at a bare ``$``
+                self.node(node, _START)  # each argument starts a word of its own
+        except (_Maybe, RecursionError):
+            return True
+        return False
+
+    def node(self, node, tails: "frozenset") -> "frozenset":
+        kind = node.type
+        data = self.data
+        if kind in ("word", "number"):
+            raw = data[node.start_byte : node.end_byte]
+            if b"\\" in raw or b"$" in raw or b"`" in raw:
+                raise _Maybe
+            return _through_literal(tails, raw.decode("utf-8", "replace").lower())
+        if kind == "raw_string":
+            raw = data[node.start_byte : node.end_byte]
+            if len(raw) < 2 or raw[:1] != b"'" or raw[-1:] != b"'":
+                raise _Maybe
+            return _through_literal(tails, raw[1:-1].decode("utf-8", "replace").lower())
+        if kind == "string":
+            return self.string(node, tails)
+        if kind == "concatenation":
+            if data[node.end_byte - 1] == 36:
+                raise _Maybe  # a bare ``$`` may end it
+            for child in node.children:
+                if child.is_named:
+                    tails = self.node(child, tails)
+            return tails
+        if kind == "simple_expansion":
+            names = node.named_children
+            if len(names) != 1 or names[0].type not in ("variable_name", "special_variable_name"):
+                raise _Maybe
+            return self.variable(self.text(names[0]), node.start_byte, tails)
+        if kind == "expansion":
+            return self.expansion(node, tails)
+        if kind in ("command_substitution", "arithmetic_expansion", "process_substitution"):
+            return _START  # an unknown value: ``${?}``, or ``${NAME}`` of the variable holding it
+        raise _Maybe
+
+    def text(self, node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def string(self, node, tails: "frozenset") -> "frozenset":
+        data = self.data
+        raw = data[node.start_byte : node.end_byte]
+        if len(raw) < 2 or raw[:1] != b'"' or raw[-1:] != b'"':
+            raise _Maybe
+        position = node.start_byte + 1
+        end = node.end_byte - 1
+        for child in node.named_children:
+            if child.type == "string_content":
+                continue
+            if child.start_byte > position:
+                tails = self.gap(position, child.start_byte, tails)
+            tails = self.node(child, tails)
+            position = child.end_byte
+        if end > position:
+            tails = self.gap(position, end, tails)
+        return tails
+
+    def gap(self, start: int, end: int, tails: "frozenset") -> "frozenset":
+        raw = self.data[start:end]
+        if b"\\" in raw or b"`" in raw:
+            raise _Maybe
+        return _through_literal(tails, raw.decode("utf-8", "replace").lower())
+
+    def expansion(self, node, tails: "frozenset") -> "frozenset":
+        children = [c for c in node.children if c.type not in ("${", "}")]
+        if not children or children[0].type not in ("variable_name", "special_variable_name"):
+            raise _Maybe
+        name = self.text(children[0])
+        rest = children[1:]
+        if not rest:
+            return self.variable(name, node.start_byte, tails)
+        operator = rest[0].type
+        if operator not in _OPERATORS_WITH_DEFAULT:
+            raise _Maybe
+        out = set(self.variable(name, node.start_byte, tails))
+        default = tails
+        for operand in rest[1:]:
+            if operand.is_named:
+                default = self.node(operand, default)
+        return frozenset(out | default)
+
+    def variable(self, name: str, at: int, tails: "frozenset") -> "frozenset":
+        """``$NAME`` used at byte ``at``: any value an assignment the model may follow there gives
+        it (those before ``at``, as ``Values.lookup`` takes them), or its unknown form."""
+        unknown = _through_name(name)
+        assignments = self.values.assignments.get(name)
+        if not assignments:
+            return unknown
+        before = tuple(
+            index for index, a in enumerate(assignments) if a.start < at and not a.span.start <= at < a.span.end
+        )
+        if not before:
+            return unknown
+        key = (name, before, tails)
+        if key in self.memo:
+            found = self.memo[key]
+            if found is None:
+                raise _Maybe
+            return found
+        if key in self.busy:
+            raise _Maybe  # pragma: no cover - an assignment reads only those before it
+        self.busy.add(key)
+        try:
+            out = set(unknown)
+            for index in before:
+                assignment = assignments[index]
+                if assignment.in_string or assignment.sourced is not None:
+                    raise _Maybe
+                kind = assignment.kind
+                value_node = assignment.value_node
+                if kind == "unset" or (kind == "assign" and value_node is None):
+                    out |= tails
+                elif kind == "assign":
+                    out |= self.node(value_node, tails)
+                elif kind == "append" and value_node is not None:
+                    out |= self.node(value_node, self.variable(name, assignment.start, tails))
+                else:
+                    raise _Maybe  # an array, a loop's or read's
+            found = frozenset(out)
+        except _Maybe:
+            self.memo[key] = None
+            raise
+        finally:
+            self.busy.discard(key)
+        self.memo[key] = found
+        return found
 
 
 def _environment_only(command: "Command", raw: bytes) -> bool:

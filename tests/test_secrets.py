@@ -794,3 +794,73 @@ def test_secret_name_words_read_as_the_patterns_they_replace():
     redaction.secret_name_kind.cache_clear()
     differ = [n for n in names if redaction.secret_name_kind(n) != reference(n)]
     assert differ == []
+
+
+# -- the command-word pre-test: a command's argv is evaluated only when a word may name a secret --
+#
+# Each script below mentions a secret-looking word in a comment, so the whole-file test passes and
+# each command's own pre-test decides. The name reaches the command's words through variables:
+# whole, or cut between a variable's value and the text beside it.
+_NAMED_THROUGH_VALUES = [
+    "P=TOK\npython3 fetch.py --${P}EN={v}\n",  # cut between the value and the text after it
+    "P=--hub-to\npython3 fetch.py ${P}ken={v}\n",  # the option's dashes and half its name
+    "A=hub_\nB=TOKEN\npython3 fetch.py --$A$B {v}\n",  # two values side by side
+    'P=TOK\npython3 fetch.py "--${P}EN={v}"\n',  # in double quotes
+    "N=${N:-api_key}\npython3 fetch.py --$N={v}\n",  # the variable's own default
+    "F=--api\nF+=_key\npython3 fetch.py $F {v}\n",  # appended to
+    "if [ -n \"$X\" ]; then K=xx; else K=to; fi\npython3 fetch.py --${K}ken={v}\n",  # one branch's value
+    "python3 fetch.py --${UNSET_PART:-hub_to}ken={v}\n",  # a default operand
+    "P='se'\nQ=cr\npython3 fetch.py --${P}${Q}et={v}\n",  # a hint across three parts
+    "W=wan\n$W'db' login {v}\n",  # the program itself
+    "C=\"--to\"\nD=$C\npython3 fetch.py ${D}ken={v}\n",  # through a chain of variables
+]
+
+
+def _all_commands_scanned(monkeypatch):
+    monkeypatch.setattr(secrets._HintFlow, "may_hold_hint", lambda self, command: True)
+
+
+@pytest.mark.parametrize("body", _NAMED_THROUGH_VALUES, ids=[f"through{i}" for i in range(len(_NAMED_THROUGH_VALUES))])
+def test_secret_name_built_from_values_is_found(body, monkeypatch):
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n# rotate the token monthly\n" + body.replace("{v}", _opaque())
+    found = lint_text(text, ["SBL401"])
+    assert [d.code for d in found] == ["SBL401"]
+    quick = [(d.code, d.span, said(d)) for d in found]
+    secrets_found = [(s.span, s.name) for s in secrets.find(Source(text.encode(), "job.sh"))]
+    _all_commands_scanned(monkeypatch)
+    assert [(d.code, d.span, said(d)) for d in lint_text(text, ["SBL401"])] == quick
+    assert [(s.span, s.name) for s in secrets.find(Source(text.encode(), "job.sh"))] == secrets_found
+
+
+_NO_NAME_THROUGH_VALUES = [
+    "P=hub\npython3 fetch.py --${P}-size={v}\n",
+    "P=TOK\npython3 fetch.py --${P}ENIZER={v}\n",  # a tokenizer option, not a token
+    "L=/lustre/run\nfor f in a b; do python3 fetch.py --out=$L/$f {v}; done\n",
+    "S=$(date +%s)\npython3 fetch.py --tag=run_$S {v}\n",
+    "T=to\npython3 fetch.py --$T-ken {v}\n",  # the dash keeps the halves apart
+]
+
+
+@pytest.mark.parametrize("body", _NO_NAME_THROUGH_VALUES, ids=[f"plain{i}" for i in range(len(_NO_NAME_THROUGH_VALUES))])
+def test_commands_without_a_secret_name_give_what_the_full_scan_gives(body, monkeypatch):
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n# rotate the token monthly\n" + body.replace("{v}", _opaque())
+    quick = [said(d) for d in lint_text(text, ["SBL401", "SBL402"])]
+    assert quick == []
+    _all_commands_scanned(monkeypatch)
+    assert [said(d) for d in lint_text(text, ["SBL401", "SBL402"])] == quick
+
+
+def test_pre_test_passes_commands_that_may_name_a_secret_and_only_those():
+    from sbatchlint.model.script import Script
+
+    def verdicts(body):
+        text = "#!/bin/bash\n# token\n" + body
+        script = Script(Source(text.encode(), "job.sh"))
+        return [secrets._may_name_a_secret(c) for c in script.commands if c.program == "python3"]
+
+    for body in _NAMED_THROUGH_VALUES:
+        if "python3" in body:
+            assert verdicts(body.replace("{v}", "x")) == [True], body
+    assert verdicts("P=hub\npython3 fetch.py --${P}-size=1\n") == [False]
+    assert verdicts("T=to\npython3 fetch.py --$T-ken 1\n") == [False]
+    assert verdicts("S=$(date +%s)\npython3 fetch.py --tag=run_$S\n") == [False]
