@@ -429,6 +429,32 @@ def _through_literal(tails: "frozenset", text: str) -> "frozenset":
     return frozenset(out)
 
 
+def _unescaped(raw: bytes, escapable: "Optional[bytes]") -> str:
+    """Literal bytes as ``Values._literal_run`` reads them, lowercased: a backslash quotes the
+    next character (any, or one of ``escapable``) and goes; before a newline both go."""
+    if b"\\" not in raw:
+        return raw.decode("utf-8", "replace").lower()
+    out = bytearray()
+    i = 0
+    end = len(raw)
+    while i < end:
+        byte = raw[i]
+        if byte == 92 and i + 1 < end and (escapable is None or raw[i + 1 : i + 2] in escapable):
+            following = raw[i + 1 : i + 2]
+            if following == b"\n":
+                i += 2
+                continue
+            if following == b"\r" and raw[i + 2 : i + 3] == b"\n":
+                i += 3
+                continue
+            out += following
+            i += 2
+            continue
+        out.append(byte)
+        i += 1
+    return bytes(out).decode("utf-8", "replace").lower()
+
+
 def _through_name(name: str) -> "frozenset":
     """An unknown value, which the model writes as ``${NAME}`` (``${?}`` without a name): the
     braces end whatever came before and after, so only the name itself may hold a hint."""
@@ -479,9 +505,9 @@ class _HintFlow:
         data = self.data
         if kind in ("word", "number"):
             raw = data[node.start_byte : node.end_byte]
-            if b"\\" in raw or b"$" in raw or b"`" in raw:
+            if b"$" in raw or b"`" in raw:
                 raise _Maybe
-            return _through_literal(tails, raw.decode("utf-8", "replace").lower())
+            return _through_literal(tails, _unescaped(raw, None))
         if kind == "raw_string":
             raw = data[node.start_byte : node.end_byte]
             if len(raw) < 2 or raw[:1] != b"'" or raw[-1:] != b"'":
@@ -530,27 +556,52 @@ class _HintFlow:
 
     def gap(self, start: int, end: int, tails: "frozenset") -> "frozenset":
         raw = self.data[start:end]
-        if b"\\" in raw or b"`" in raw:
+        if b"`" in raw.replace(b"\\`", b""):
             raise _Maybe
-        return _through_literal(tails, raw.decode("utf-8", "replace").lower())
+        return _through_literal(tails, _unescaped(raw, b'$`"\\\n'))
 
     def expansion(self, node, tails: "frozenset") -> "frozenset":
+        """``${…}`` as ``Values._braced_expansion`` evaluates it: a variable, with a default
+        operand that may stand in for it; any other operation (trims, replacements, lengths,
+        indirection, an element) gives an unknown value."""
         children = [c for c in node.children if c.type not in ("${", "}")]
-        if not children or children[0].type not in ("variable_name", "special_variable_name"):
-            raise _Maybe
-        name = self.text(children[0])
+        if not children:
+            return _START
+        first = children[0]
+        if first.type == "subscript":
+            base = first.child_by_field_name("name")
+            index = first.child_by_field_name("index")
+            if base is not None and index is not None and self.text(index) in ("@", "*"):
+                return self.variable(self.text(base), node.start_byte, tails)  # the elements, or their unknown form
+            return _START
+        if first.type not in ("variable_name", "special_variable_name"):
+            return _START
+        name = self.text(first)
         rest = children[1:]
         if not rest:
             return self.variable(name, node.start_byte, tails)
         operator = rest[0].type
+        if operator in (":+", "+"):
+            return _START
+        if operator in (":?", "?"):
+            return self.variable(name, node.start_byte, tails)
         if operator not in _OPERATORS_WITH_DEFAULT:
-            raise _Maybe
+            return _through_name(name)
         out = set(self.variable(name, node.start_byte, tails))
         default = tails
         for operand in rest[1:]:
             if operand.is_named:
                 default = self.node(operand, default)
         return frozenset(out | default)
+
+    def elements(self, nodes, tails: "frozenset") -> "frozenset":
+        """Words that each may be the value (a loop's list, an array's elements) or stand side
+        by side with a space between (an array as one string)."""
+        out = set(tails) | _START
+        for element in self.values.words_of(nodes):
+            out |= self.node(element, tails)
+            out |= self.node(element, _START)
+        return frozenset(out)
 
     def variable(self, name: str, at: int, tails: "frozenset") -> "frozenset":
         """``$NAME`` used at byte ``at``: any value an assignment the model may follow there gives
@@ -587,8 +638,15 @@ class _HintFlow:
                     out |= self.node(value_node, tails)
                 elif kind == "append" and value_node is not None:
                     out |= self.node(value_node, self.variable(name, assignment.start, tails))
+                elif kind == "array" and value_node is not None:
+                    out |= self.elements(value_node.named_children, tails)
+                    if any(c.type == "+=" for c in assignment.node.children):
+                        out |= self.variable(name, assignment.start, tails)
+                elif kind == "for":
+                    words = assignment.node.children_by_field_name("value")
+                    out |= self.elements(words, tails) if words else tails
                 else:
-                    raise _Maybe  # an array, a loop's or read's
+                    raise _Maybe  # read's values
             found = frozenset(out)
         except _Maybe:
             self.memo[key] = None

@@ -813,6 +813,11 @@ _NAMED_THROUGH_VALUES = [
     "P='se'\nQ=cr\npython3 fetch.py --${P}${Q}et={v}\n",  # a hint across three parts
     "W=wan\n$W'db' login {v}\n",  # the program itself
     "C=\"--to\"\nD=$C\npython3 fetch.py ${D}ken={v}\n",  # through a chain of variables
+    "python3 fetch.py --hub-to\\ken={v}\n",  # an escaped letter
+    'P=to\npython3 fetch.py "--${P}\\\nken={v}"\n',  # a line continuation inside quotes
+    "A=(x --api)\npython3 fetch.py ${A[*]}_key {v}\n",  # an array's elements as one string
+    "A=(x)\nA+=(--api)\npython3 fetch.py ${A[*]}_key {v}\n",  # an array appended to
+    "for o in --hub_to; do python3 fetch.py ${o}ken={v}; done\n",  # a loop's value
 ]
 
 
@@ -838,6 +843,9 @@ _NO_NAME_THROUGH_VALUES = [
     "L=/lustre/run\nfor f in a b; do python3 fetch.py --out=$L/$f {v}; done\n",
     "S=$(date +%s)\npython3 fetch.py --tag=run_$S {v}\n",
     "T=to\npython3 fetch.py --$T-ken {v}\n",  # the dash keeps the halves apart
+    "P=TOKEN_x\npython3 fetch.py --${P%_x}={v}\n",  # a trim: the model leaves it unknown
+    "A=(tok)\npython3 fetch.py --${A[0]}en={v}\n",  # an element: unknown too
+    'P=TO\npython3 fetch.py "--${P}\\KEN={v}"\n',  # the backslash stays inside double quotes
 ]
 
 
