@@ -88,6 +88,7 @@ _SHAPE_HINTS = {
     "Slack webhook URL": ("hooks.slack.com/services/",),
 }
 _SHAPE_TEXT = [(shape, lazy(shape.pattern), _SHAPE_HINTS[shape.kind]) for shape in SHAPES]
+_SHAPE_HINT_BYTES = tuple(sorted({h.encode("ascii") for hints in _SHAPE_HINTS.values() for h in hints}))
 # One pass answers "could any shape be in this text?" before the per-shape checks: nearly every
 # value holds no hint at all, and one alternation costs less than a test per hint.
 _ANY_HINT = lazy(
@@ -351,6 +352,23 @@ def name_hints(chunk: bytes) -> bool:
 def shape_hints(chunk: bytes) -> bool:
     """Whether ``chunk`` holds the literal part of a credential shape."""
     return _ANY_HINT_BYTES.search(chunk) is not None
+
+
+def hint_spans(data: bytes) -> List[Tuple[int, int]]:
+    """(start, end) of every hint ``text_secrets`` looks for in ``data`` (a name's, in any
+    case; ``wandb``; the literal part of each credential shape), in order: a part of ``data``
+    passes ``text_hints`` exactly when one of these lies inside it."""
+    lowered = data.lower()
+    found: List[Tuple[int, int]] = []
+    for text, hints in ((lowered, NAME_HINTS), (data, (b"wandb",) + _SHAPE_HINT_BYTES)):
+        for hint in hints:
+            size = len(hint)
+            at = text.find(hint)
+            while at >= 0:
+                found.append((at, at + size))
+                at = text.find(hint, at + 1)
+    found.sort()
+    return found
 
 
 def text_hints(chunk: bytes) -> bool:

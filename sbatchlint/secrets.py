@@ -21,6 +21,7 @@ Placeholders are not secrets: ``hf_your_token_here``, ``<YOUR_HF_TOKEN>``, ``cha
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 from . import options as option_table
@@ -38,6 +39,7 @@ from .redaction import (
     normalize_name,
     secret_name_kind,
     shape_of,
+    hint_spans,
     name_hints,
     shape_hints,
     text_scan,
@@ -908,17 +910,25 @@ def build_scan(script: "Script") -> List[Secret]:
     text_regions: List[Tuple[Span, bool, str]] = []
     shaped = shape_hints(data)
     hinted = shaped or name_hints(data)  # text_hints(data)
+    # Only a region holding one of the hints can hold a secret (text_secrets finds nothing in
+    # the others, and no shape below lies in a comment without its literal part): where the
+    # hints are is found once, and each region asks whether one lies inside it.
+    holds = _HintLocator(hint_spans(data)).holds if hinted else None
     directive_lines = {d.line for d in script.header.directives} if hinted else set()
     for node in script.nodes_of_type("comment", "heredoc_body") if hinted else ():
+        start, end = node.start_byte, node.end_byte
+        if not holds(start, end):  # type: ignore[misc]
+            continue
         if node.type == "comment":
-            line = script.source.line_of(node.start_byte)
+            line = script.source.line_of(start)
             if line in directive_lines:
                 continue
-            text_regions.append((Span(node.start_byte, node.end_byte), False, "comment"))
+            text_regions.append((Span(start, end), False, "comment"))
         elif node.type == "heredoc_body":
-            text_regions.append((Span(node.start_byte, node.end_byte), True, "text"))
+            text_regions.append((Span(start, end), True, "text"))
     for region in script.errors if hinted else ():
-        text_regions.append((region, True, "text"))
+        if holds(region.start, region.end):  # type: ignore[misc]
+            text_regions.append((region, True, "text"))
     for region, live, site in text_regions:
         for secret in text_secrets(script.source, region, live, site):
             if not any(s.span.overlaps(secret.span) for s in collector.found.values()):
@@ -942,6 +952,24 @@ def build_scan(script: "Script") -> List[Secret]:
             ctx_task = _context(script, span).task is not None
             collector.add(Secret(span, shape.kind, "", value, True, "token", shape.env, edits, how, ctx_task))
     return sorted(collector.found.values(), key=lambda s: (s.span.start, s.span.end))
+
+
+class _HintLocator:
+    """Whether a stretch of the file holds a hint, from where the hints are (``hint_spans``)."""
+
+    def __init__(self, spans: List[Tuple[int, int]]) -> None:
+        self.starts = [start for start, _ in spans]
+        self.ends = [end for _, end in spans]
+
+    def holds(self, start: int, end: int) -> bool:
+        starts, ends = self.starts, self.ends
+        index = bisect_left(starts, start)
+        count = len(starts)
+        while index < count and starts[index] < end:
+            if ends[index] <= end:
+                return True
+            index += 1
+        return False
 
 
 def _scan_directives(collector: _Collector, script: "Script") -> None:

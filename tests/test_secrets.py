@@ -872,3 +872,39 @@ def test_pre_test_passes_commands_that_may_name_a_secret_and_only_those():
     assert verdicts("P=hub\npython3 fetch.py --${P}-size=1\n") == [False]
     assert verdicts("T=to\npython3 fetch.py --$T-ken 1\n") == [False]
     assert verdicts("S=$(date +%s)\npython3 fetch.py --tag=run_$S\n") == [False]
+
+
+def test_hint_locator_agrees_with_the_text_test_on_every_stretch():
+    # where a hint lies decides which comments, here-documents and unread regions are scanned
+    data = (b"# WandB: hf_tok sk-x xoxox wandb api_KEY\n"
+            b"cat <<EOF\nPassWord=1 AKIASIA ghp_ hooks.slack.com/services/T\nEOF\nSecret\n")
+    locator = secrets._HintLocator(redaction.hint_spans(data))
+    differ = [
+        (start, end)
+        for start in range(len(data))
+        for end in range(start, len(data) + 1)
+        if locator.holds(start, end) != redaction.text_hints(data[start:end])
+    ]
+    assert differ == []
+
+
+_TEXT_REGIONS = (
+    "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --job-name=hf_token_check\n"
+    "# export HF_TOKEN={hf}\n"
+    "# nothing to see here\n"
+    "# a key for later: wandb login {w}\n"
+    "cat > ~/.netrc <<EOF\nmachine hub password {hf}\nEOF\n"
+    "cat > notes.txt <<EOF\njust notes\nEOF\n"
+    "echo done  # old one: {gh}\n"
+    "if [ ; then\n  MY_API_KEY={w}\nfi )\n"
+)
+
+
+def test_scanning_only_hinted_regions_finds_what_scanning_all_finds(monkeypatch):
+    text = _TEXT_REGIONS.format(hf=HF, w=WANDB, gh=GH)
+    source = Source(text.encode(), "job.sh")
+    quick = [(s.span, s.site, s.live, s.name) for s in secrets.find(source)]
+    assert {site for _span, site, _live, _name in quick} >= {"comment", "text"}
+    assert len(quick) >= 5
+    monkeypatch.setattr(secrets._HintLocator, "holds", lambda self, start, end: True)
+    assert [(s.span, s.site, s.live, s.name) for s in secrets.find(Source(text.encode(), "job.sh"))] == quick
