@@ -237,3 +237,57 @@ def test_the_model_is_freed_before_the_collector_is_turned_back_on(tmp_path, mon
     assert result.error is None
     assert (result.diff is not None) is fix
     assert built and alive_at_enable and alive_at_enable[-1] == 0
+
+
+# -- placeholder words: the candidate pattern tried only where one of its literals begins --------
+def test_word_candidates_are_what_a_search_over_every_byte_finds():
+    from sbatchlint.model.placeholders import _WORD_CANDIDATE, _has_word_candidate, _word_candidates
+
+    pieces = [b"your", b"_", b"-", b"here", b"change", b"me", b"fill", b"in", b"replace", b"xx", b"x", b" "]
+    for length in range(1, 5):
+        for parts in itertools.product(pieces, repeat=length):
+            data = b"".join(parts)
+            expected = [m.span() for m in _WORD_CANDIDATE.finditer(data)]
+            assert list(_word_candidates(data)) == expected, data
+            assert _has_word_candidate(data) is bool(expected), data
+
+
+@pytest.mark.parametrize(
+    "line, found",
+    [
+        ("export WANDB_ENTITY=your_team_here\n", ["your_team_here"]),
+        ("ACCOUNT=CHANGE_ME\n", ["CHANGE_ME"]),
+        ("DATA=/data/project_xxxxxxxxx/set\n", ["project_xxxxxxxxx"]),
+        ("DATA=/data/backfill_in_progress/set\n", []),
+        ("TOKEN=fill_me_in\n", ["fill_me"]),
+    ],
+)
+def test_placeholder_words_in_assignments_are_reported(line, found):
+    from lintutil import lint_text
+
+    text = HEADER + line + "srun python train.py\n"
+    assert [d.message.split("`")[1] for d in lint_text(text) if d.code == "SBL009"] == found
+
+
+# -- parallelism sizes: words without a "p" skipped -----------------------------------------------
+def test_every_parallelism_name_holds_the_letter_the_reading_looks_for():
+    from sbatchlint.model.launch import PARALLELISM_NAMES
+
+    assert all("p" in name for name in PARALLELISM_NAMES)  # else parallel_sizes would skip it
+
+
+@pytest.mark.parametrize(
+    "args, sizes",
+    [
+        ("--tensor-model-parallel-size 4 --pipeline-model-parallel-size=2", {"tp": 4, "pp": 2}),
+        ("--TP 2 --Pp=4 --lr 1e-4 --seq-length 4096", {"tp": 2, "pp": 4}),
+        ("model.tensor_model_parallel_size=8 model.context_parallel_size=2 trainer.devices=8", {"tp": 8, "cp": 2}),
+        ("+model.Expert_Model_Parallel_Size=4 ~model.etp=1", {"ep": 4}),
+        ("--tp 2 $EXTRA --lr 1", {}),
+        ("--tp 2 --micro-batch-size 1 --tp 4", {"tp": 4}),
+    ],
+)
+def test_parallel_sizes_are_read_in_every_spelling(args, sizes):
+    text = HEADER + f"srun torchrun --nproc_per_node=8 pretrain_gpt.py {args}\n"
+    (launch,) = script(text).launches
+    assert {d: s.number for d, s in launch.parallelism.items()} == sizes

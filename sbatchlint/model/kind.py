@@ -43,7 +43,7 @@ def build_template_evidence(script) -> Optional[TemplateEvidence]:
     header = script.header
     for directive_line, directives in header.lines.items():
         text = header.line_text(directive_line)
-        match = _FIELD.search(text)
+        match = _FIELD.search(text) if "{" in text else None  # (the pattern starts with a lookbehind)
         if match is not None:
             start = script.source.line_span(directive_line).start
             before = len(text[: match.start()].encode(script.source.encoding, errors="replace"))

@@ -490,16 +490,22 @@ def parallel_sizes(args: Sequence[Word]) -> Dict[str, ParallelSize]:
     """Parallelism sizes among arguments: ``--tp 2``, ``--tp=2``, ``model.tensor_model_parallel_size=2``."""
     found: Dict[str, ParallelSize] = {}
     i = 0
-    while i < len(args):
+    count = len(args)
+    while i < count:
         word = args[i]
-        text = word.text
+        value = word.value
+        text = value.text
         i += 1
-        if not word.known and not is_option_word(word) and not (i > 1 and args[i - 2].text.startswith("-") and "=" not in args[i - 2].text):
+        if not value.known and not is_option_word(word) and not (i > 1 and args[i - 2].text.startswith("-") and "=" not in args[i - 2].text):
             # ``$EXTRA_ARGS`` / ``"$@"``: may override anything given before it
             found.clear()
             continue
+        # (every name in PARALLELISM_NAMES holds a "p": a word without one names no size; most
+        # arguments of a long training command are skipped on that test alone)
         if text.startswith("-"):
             key, eq, rest = text.partition("=")
+            if "p" not in key and "P" not in key:
+                continue
             name = normalise(key)
             dimension = PARALLELISM_NAMES.get(name)
             if dimension is None:
@@ -510,8 +516,10 @@ def parallel_sizes(args: Sequence[Word]) -> Dict[str, ParallelSize]:
                 found[dimension] = ParallelSize(dimension, key, [word, args[i]], args[i].value)
                 i += 1
             continue
+        if "=" not in text:
+            continue
         key, eq, rest = text.partition("=")
-        if not eq or not key or "$" in key:
+        if not key or "$" in key or ("p" not in key and "P" not in key):
             continue
         last = key.lstrip("+~").split(".")[-1]
         name = normalise(last)
