@@ -291,3 +291,55 @@ def test_parallel_sizes_are_read_in_every_spelling(args, sizes):
     text = HEADER + f"srun torchrun --nproc_per_node=8 pretrain_gpt.py {args}\n"
     (launch,) = script(text).launches
     assert {d: s.number for d, s in launch.parallelism.items()} == sizes
+
+
+# -- products of alternatives bound to loop iterations -------------------------------------------
+def _plain_product(parts):
+    """Every combination, filtered by reading the whole combination at each part."""
+    from sbatchlint.model.values import MAX_ALTERNATIVES, consistent
+
+    results = [()]
+    for alternatives in parts:
+        if not alternatives:
+            continue
+        if any(p.loop for a in alternatives for p in a.pieces):
+            combined = [r + a.pieces for r in results for a in alternatives if consistent(r + a.pieces)]
+            results = combined[-MAX_ALTERNATIVES:] or results
+            continue
+        if len(results) * len(alternatives) > MAX_ALTERNATIVES:
+            alternatives = alternatives[-max(1, MAX_ALTERNATIVES // max(1, len(results))):]
+        results = [r + a.pieces for r in results for a in alternatives]
+    return [Value(r) for r in results]
+
+
+def test_product_keeps_each_loop_iteration_together_as_a_full_check_does():
+    import random
+
+    from sbatchlint.model.values import Piece, _product
+
+    rng = random.Random(7)
+    loops = [(10, i) for i in range(3)] + [(50, i) for i in range(2)]
+
+    def value():
+        pieces = []
+        for _ in range(rng.randint(0, 3)):
+            bound = tuple(rng.sample(loops, rng.randint(0, 2))) if rng.random() < 0.6 else ()
+            pieces.append(Piece(rng.choice("abc"), None, loop=bound))
+        return Value(tuple(pieces))
+
+    for _ in range(400):
+        parts = [[value() for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 5))]
+        assert _product(parts) == _plain_product(parts)
+
+
+def test_loop_iterations_stay_together_in_a_command():
+    text = HEADER + (
+        'for CFG in "2 4" "4 2"; do\n'
+        '  read -r TP PP <<< "$CFG"\n'
+        '  srun bash -c "torchrun pretrain_gpt.py --tp $TP --pp $PP"\n'
+        "done\n"
+    )
+    (launch,) = script(text).launches
+    pairs = {(v.parallelism["tp"].number, v.parallelism["pp"].number) for v in launch.variants or [launch]}
+    assert (2, 4) in pairs or (4, 2) in pairs
+    assert (2, 2) not in pairs and (4, 4) not in pairs

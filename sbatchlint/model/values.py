@@ -1688,28 +1688,66 @@ def _drop_prefix(value: Value, length: int) -> Value:
 
 def _product(parts: List[List[Value]]) -> List[Value]:
     results: List[Tuple[Piece, ...]] = [()]
+    # The loop iterations each result is bound to (``_bindings``), kept from the first part that
+    # binds one: a combination is checked against them and the new part's own, rather than
+    # ``consistent`` reading the whole combination again at every part.
+    bound: Optional[List[Dict[int, int]]] = None
     for alternatives in parts:
         if not alternatives:
             continue
         if any(any(map(_LOOP, a.pieces)) for a in alternatives):
             # Values bound to loop iterations: only combine pieces of the same iteration.
-            combined = [r + a.pieces for r in results for a in alternatives if consistent(r + a.pieces)]
-            results = combined[-MAX_ALTERNATIVES:] or results
+            if bound is None:
+                bound = [_bindings(r) or {} for r in results]  # (results are always consistent)
+            own = [_bindings(a.pieces) for a in alternatives]
+            combined: List[Tuple[Piece, ...]] = []
+            combined_bound: List[Dict[int, int]] = []
+            for r, held in zip(results, bound):
+                for a, adds in zip(alternatives, own):
+                    if adds is None:
+                        continue  # the alternative is inconsistent on its own
+                    merged = _merged_bindings(held, adds)
+                    if merged is not None:
+                        combined.append(r + a.pieces)
+                        combined_bound.append(merged)
+            if combined:
+                results = combined[-MAX_ALTERNATIVES:]
+                bound = combined_bound[-MAX_ALTERNATIVES:]
             continue
         if len(results) * len(alternatives) > MAX_ALTERNATIVES:
             alternatives = alternatives[-max(1, MAX_ALTERNATIVES // max(1, len(results))) :]
+        if bound is not None:
+            bound = [held for held in bound for _ in alternatives]
         results = [r + a.pieces for r in results for a in alternatives]
     return [Value(r) for r in results]
 
 
-def consistent(pieces: Iterable[Piece]) -> bool:
-    """Whether the pieces can occur together: none of them belong to different iterations of one loop."""
+def _bindings(pieces: Iterable[Piece]) -> Optional[Dict[int, int]]:
+    """The loop iteration each loop the pieces belong to is bound to; None when they belong to
+    different iterations of one loop (``consistent`` is False)."""
     seen: Dict[int, int] = {}
-    for bound in filter(None, map(_LOOP, pieces)):  # (most pieces belong to no loop)
+    for bound in filter(None, map(_LOOP, pieces)):
         for loop, index in bound:
             if seen.setdefault(loop, index) != index:
-                return False
-    return True
+                return None
+    return seen
+
+
+def _merged_bindings(held: Dict[int, int], adds: Dict[int, int]) -> Optional[Dict[int, int]]:
+    """Both sets of bindings, or None when they bind one loop to different iterations."""
+    if not adds:
+        return held
+    if not held:
+        return adds
+    for loop, index in adds.items():
+        if held.get(loop, index) != index:
+            return None
+    return {**held, **adds}
+
+
+def consistent(pieces: Iterable[Piece]) -> bool:
+    """Whether the pieces can occur together: none of them belong to different iterations of one loop."""
+    return _bindings(pieces) is not None
 
 
 def _read_field(value: Value, ifs: str, index: int, count: int, raw: bool) -> Optional[Value]:
