@@ -39,14 +39,21 @@ _WORD_CANDIDATE = lazy(rb"your[_-]|change[_-]?me|(?:replace|fill)[_-]?(?:me|in)|
 _WORD_LITERALS = (b"your", b"change", b"replace", b"fill", b"_here", b"xxxxx")
 
 
-def _has_word_candidate(lowered: bytes) -> bool:
-    return next(_word_candidates(lowered), None) is not None
-
-
-def _candidate_ranges(lowered: bytes) -> List[Tuple[int, int]]:
+def _candidate_ranges(data: bytes) -> List[Tuple[int, int]]:
+    lowered = data.lower()
     ranges = [m.span() for m in _ANGLE_CANDIDATE.finditer(lowered)]
-    ranges.extend(_word_candidates(lowered))
+    ranges.extend(_word_spans(data, lowered))
     return ranges
+
+
+_LAST_WORDS: list = [None, []]  # the file read last, and its word candidates (both readings ask)
+
+
+def _word_spans(data: bytes, lowered: Optional[bytes] = None) -> List[Tuple[int, int]]:
+    """``_word_candidates`` of ``data`` lowered, found once for the file being read."""
+    if _LAST_WORDS[0] is not data:
+        _LAST_WORDS[:] = [data, list(_word_candidates(data.lower() if lowered is None else lowered))]
+    return _LAST_WORDS[1]
 
 
 def _word_candidates(lowered: bytes) -> Iterator[Tuple[int, int]]:
@@ -199,7 +206,7 @@ def header_placeholders(script) -> Iterator[Tuple[Span, str]]:
         end = max(d.span.end for d in directives)
         if script.data.find(b"<", start, end) < 0:
             if words is None:
-                words = _has_word_candidate(script.data.lower())
+                words = bool(_word_spans(script.data))
             if not words:
                 continue  # neither an angle bracket nor a placeholder word on this line
         text = source.text(Span(start, end))
@@ -263,7 +270,7 @@ def _candidate_nodes(script) -> List:
     overlap a candidate match: the rest of the tree cannot hold a placeholder."""
     root = script.root
     found: Dict[Tuple[int, int, int], object] = {}
-    for start, end in _candidate_ranges(script.data.lower()):
+    for start, end in _candidate_ranges(script.data):
         inner = root.descendant_for_byte_range(start, end)
         if inner is None:
             continue
