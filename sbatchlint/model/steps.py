@@ -754,7 +754,8 @@ def _remap_word(word: Word, string: Value, cuts: Dict[tuple, tuple]) -> Word:
     if len(pieces) == 1 and word.alternatives is None:
         piece = pieces[0]
         span = piece.span
-        if span is not None and piece.exact and span == word.span:
+        whole = word.span
+        if span is not None and span.start == whole.start and span.end == whole.end and piece.exact:
             return _remap_literal(span, string, cuts)
     value = remap(word.value, string)
     span = _outer_span(string, word.span) or Span(0, 0)

@@ -175,7 +175,7 @@ class Piece:
                 self.known
                 and self.span is not None
                 and not self.escaped
-                and len(self.text.encode("utf-8")) == len(self.span)
+                and len(self.text.encode("utf-8")) == self.span.end - self.span.start  # (len(span))
             )
         return exact
 
