@@ -120,13 +120,13 @@ def parse(data: bytes) -> Tree:
     """The tree of a script or of a string a shell runs, with the glued-assignment trap undone
     (see the module docstring): nodes' offsets are offsets into ``data`` either way."""
     tree = parser().parse(data)
-    if tree.root_node.has_error and b"#" in data and b"$((" in data:
+    if tree.root_node.has_error and data.find(b"#") >= 0 and data.find(b"$((") >= 0:
         based = _without_bases(data)
         if based is not None:
             fixed = parser().parse(based)
             if not fixed.root_node.has_error:
                 data, tree = based, fixed
-    if b"=" not in data:
+    if data.find(b"=") < 0:  # (``bytes in bytes`` builds and drops a TypeError first)
         return tree
     unglued = _unglued(data, tree)
     if unglued is None:

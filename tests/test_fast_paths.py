@@ -343,3 +343,24 @@ def test_loop_iterations_stay_together_in_a_command():
     pairs = {(v.parallelism["tp"].number, v.parallelism["pp"].number) for v in launch.variants or [launch]}
     assert (2, 4) in pairs or (4, 2) in pairs
     assert (2, 2) not in pairs and (4, 4) not in pairs
+
+
+# -- backslashes: the escapable bytes read as ints -------------------------------------------------
+@pytest.mark.parametrize(
+    "word, text",
+    [
+        ('"a\\$b"', "a$b"), ('"a\\`b"', "a`b"), ('"a\\"b"', 'a"b'), ('"a\\\\b"', "a\\b"), ('"a\\xb"', "a\\xb"),
+        ('"a\\\nb"', "ab"), ("a\\$b", "a$b"), ("a\\xb", "axb"), ('"a\\\'b"', "a\\'b"), ('"\\é"', "\\é"),
+    ],
+)
+def test_a_backslash_escapes_what_bash_lets_it_escape(word, text):
+    (command,) = script(f"#!/bin/bash\nprintf %s {word}\n").commands
+    assert command.argv[2].text == text
+
+
+def test_a_backslash_in_an_unquoted_here_document_escapes_dollar_but_not_a_quote():
+    body = 'cat <<EOF\nprice \\$5 "\\"q\\"" \\x\nEOF\n'
+    doc = script("#!/bin/bash\n" + body)
+    (node,) = doc.nodes_of_type("heredoc_body")
+    (value,) = doc.values.evaluate(node)
+    assert value.text == 'price $5 "\\"q\\"" \\x\n'

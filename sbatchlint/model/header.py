@@ -454,7 +454,7 @@ def _malformed(source: Source, number: int, span: Span, raw: bytes) -> Optional[
     if not match:
         return None
     lead, word, after = match.group("lead"), match.group("word"), match.group("after")
-    if after and after not in b" \t\r-":
+    if after and after[0] not in b" \t\r-":  # (an int: see values._QUOTED_ESCAPABLE)
         return None  # "#SBATCHX" / "# sbatchlint: …" and the like are other comments
     if word == b"sbatch" and _names_a_script(source, span.start + match.end("word"), span.end):
         return None  # a usage comment: ``#   sbatch --nodes=4 train.sh``

@@ -184,6 +184,11 @@ class Piece:
 
 
 _UNSET: object = object()
+# The bytes a backslash escapes inside double quotes and in an unquoted here-document, as ints:
+# ``byte in b"…"`` with a one-byte ``bytes`` first tries it as an int and builds, then drops, a
+# TypeError each time (``bytes.find`` or an int avoids that).
+_QUOTED_ESCAPABLE = frozenset(b'$`"\\\n')
+_HEREDOC_ESCAPABLE = frozenset(b"$`\\\n")
 # a piece's fields read without a Python step per piece (``map`` over a value's pieces)
 _KNOWN = attrgetter("known")
 _TEXT = attrgetter("text")
@@ -936,7 +941,7 @@ class Values:
         values: List[Value] = []
         for child in self.words_of(node.children_by_field_name("value")):
             text = self.data[child.start_byte : child.end_byte]
-            if b"[@]" in text or b"[*]" in text:
+            if text.find(b"[@]") >= 0 or text.find(b"[*]") >= 0:  # (see _QUOTED_ESCAPABLE)
                 array_name = _array_name(child, self.data)
                 elements = self.array_elements(array_name, node.start_byte) if array_name else None
                 if elements is None:
@@ -1058,9 +1063,9 @@ class Values:
         if quote == "":
             escapable = None
         elif quote == "<<":  # a here-document body: ``"`` is not special
-            escapable = b"$`\\\n"
+            escapable = _HEREDOC_ESCAPABLE
         else:
-            escapable = b'$`"\\\n'
+            escapable = _QUOTED_ESCAPABLE
 
         def flush(upto: int) -> None:
             if upto > run_start:
@@ -1072,8 +1077,8 @@ class Values:
             if i < 0:
                 break
             if i + 1 < end:
-                nxt = data[i + 1 : i + 2]
-                if escapable is None or nxt in escapable:
+                if escapable is None or data[i + 1] in escapable:
+                    nxt = data[i + 1 : i + 2]
                     flush(i)
                     if nxt == b"\n":
                         pieces.append(Piece("", Span(i, i + 2), quote, escaped=True))
