@@ -51,7 +51,8 @@ from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .branches import alternative_groups
 from .steps import SHELLS, Command, Step, parse_task_string, task_string_command
-from .values import Value, Word, split_value, consistent
+from .values import Piece, Value, Word, split_value, consistent
+from ..shell import ancestors
 from ..lazyre import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -481,8 +482,6 @@ def _tail(word: Word, prefix: str) -> Value:
 
 def _enclosing_loops(step: Step) -> set:
     """Start bytes of the ``for`` loops around the step (the keys of ``Piece.loop``)."""
-    from ..shell import ancestors
-
     return {a.start_byte for a in ancestors(step.command.node) if a.type == "for_statement"}
 
 
@@ -981,8 +980,6 @@ def _inherited_name(word: Word) -> Optional[str]:
 
 def _splittable(value: Value) -> Value:
     """A value as the task's shell receives it from the environment: plain text it splits on IFS."""
-    from .values import Piece
-
     return Value(tuple(Piece(p.text, p.span, p.quote, p.known, p.name, p.escaped, p.via, True, p.task, p.loop) for p in value.pieces))
 
 
