@@ -364,3 +364,26 @@ def test_a_backslash_in_an_unquoted_here_document_escapes_dollar_but_not_a_quote
     (node,) = doc.nodes_of_type("heredoc_body")
     (value,) = doc.values.evaluate(node)
     assert value.text == 'price $5 "\\"q\\"" \\x\n'
+
+
+# -- array splats: only words holding an ``@`` are looked at ---------------------------------------
+@pytest.mark.parametrize(
+    "word, argv",
+    [
+        ('"${ARGS[@]}"', ["--lr", "1e-4", "--tp 2"]),
+        ('"${ARGS[*]}"', ["--lr 1e-4 --tp 2"]),
+        ('"x${ARGS[@]}"', None),  # glued to text: not one word per element here
+        ("user@host", ["user@host"]),
+        ('"${ARGS[@]}" "${ARGS[@]}"', ["--lr", "1e-4", "--tp 2", "--lr", "1e-4", "--tp 2"]),
+    ],
+)
+def test_an_array_splat_gives_one_word_per_element(word, argv):
+    text = f"#!/bin/bash\nARGS=(--lr 1e-4 \"--tp 2\")\nprintf %s {word}\n"
+    (command,) = [c for c in script(text).commands if c.program == "printf"]
+    words = command.argv[2:]
+    if argv is None:
+        assert len(words) == 1
+    else:
+        assert [w.text for w in words] == argv
+    for w in words:
+        assert w.text == w.value.text == "".join(p.text if p.known else p.render() for p in w.pieces)

@@ -14,6 +14,7 @@ import posixpath
 
 from .. import shell
 from ..lazyclass import dataclass
+from . import variables
 from ..source import Span
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -130,9 +131,6 @@ def submission_expansions(script) -> List[Tuple[Span, str, str]]:
     """(span, name, scope) of each per-task, per-node or per-step variable that the submitting
     shell expands in an unquoted here-document it submits (``sbatch <<EOF`` … ``$SLURM_PROCID``):
     it is filled in once, with the submitting shell's value, before the job exists."""
-    from .. import shell as shell_module
-    from . import variables
-
     out: List[Tuple[Span, str, str]] = []
     data = script.data
     wanted = (variables.TASK, variables.NODE, variables.STEP, variables.LAUNCHER)
@@ -145,7 +143,7 @@ def submission_expansions(script) -> List[Tuple[Span, str, str]]:
             name_node = next((c for c in node.children if c.type == "variable_name"), None)
             if name_node is None:
                 continue
-            name = shell_module.text(name_node, data)
+            name = shell.text(name_node, data)
             scope = variables.scope_of(name)
             if scope in wanted:
                 out.append((Span(node.start_byte, node.end_byte), name, scope))

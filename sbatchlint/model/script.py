@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import cached_property
 
 
-from .. import shell
+from .. import options, shell
 from ..source import Source, Span
 from .header import Header, parse_header
 from .steps import Command, Step, build_commands, build_steps
@@ -84,7 +84,6 @@ class Script:
 
     @cached_property
     def header(self) -> Header:
-        from .. import options
         from .heredocs import bodies
 
         table = options.with_site_options(options.SBATCH, self.settings.get("extra_options"))

@@ -239,7 +239,7 @@ class Value:
             if self.known:
                 text = self._text = "".join(map(_TEXT, self.pieces))
             else:
-                text = self._text = "".join(p.text if p.known else p.render() for p in self.pieces)
+                text = self._text = "".join([p.text if p.known else p.render() for p in self.pieces])
         return text
 
     def __str__(self) -> str:  # pragma: no cover - debugging aid
@@ -1387,6 +1387,8 @@ class Values:
 
     def _array_splat(self, node: Node) -> Optional[List[Value]]:
         """``"${A[@]}"`` (or unquoted ``${A[@]}``) of a known array: one word per element."""
+        if self.data.find(b"@", node.start_byte, node.end_byte) < 0:
+            return None  # no ``@`` subscript in it (most words: nothing to look at)
         target = node
         if node.type == "string":
             named = [c for c in node.named_children]
@@ -1485,7 +1487,9 @@ class Word:
 
     @property
     def text(self) -> str:
-        return self.value.text
+        value = self.value
+        text = value._text  # (Value.text, when already computed: asked of every word by many rules)
+        return text if text is not None else value.text
 
     @property
     def known(self) -> bool:
