@@ -931,3 +931,74 @@ def test_stale_experiment_dir_follows_where_pyxis_starts_the_task():
     assert "rm -rf /lustre/fsw/alice/run1/nemo_experiments; fi\n" in fix_text(mounted, ["SBL309"], unsafe=True)
     # a site's image listed with its WORKDIR behaves like the NGC one
     assert codes(sqsh, {"image_workdirs": {"/lustre/fsw/images/*.sqsh": "/opt/app"}}) == []
+
+
+# -- a step re-read for every alternative value of its srun words -----------------------------------
+_ALTERNATIVE_MOUNTS = [
+    """
+    #!/bin/bash
+    #SBATCH --nodes=2
+    IMG=nvcr.io/nvidia/pytorch:24.01-py3
+    if [ -n "$FAST" ]; then
+      MOUNTS=/scratch/a:/a,/lustre/d:/d
+    elif [ -n "$SLOW" ]; then
+      MOUNTS=/lustre/d:/d
+    else
+      MOUNTS=/lustre/d:/d,/home/me:/me:ro
+    fi
+    ARGS="--container-image=$IMG --container-mounts=$MOUNTS"
+    if [ -n "$DEBUG" ]; then ARGS="$ARGS --container-workdir=/w"; fi
+    srun $ARGS python train.py
+    """,
+    """
+    #!/bin/bash
+    #SBATCH --nodes=2
+    EMPTY=
+    for M in /lustre/d:/d /scratch/s /lustre/d:$EMPTY; do
+      OPTS="--container-mounts=$M"
+    done
+    srun --container-image=ubuntu $OPTS hostname
+    """,
+    """
+    #!/bin/bash
+    #SBATCH --nodes=2
+    if [ -n "$A" ]; then M=/x:/y; else M=" , /x:/y,"; fi
+    srun --container-image=ubuntu --container-mounts="$M" --container-mounts=/x:/y,/z hostname
+    """,
+]
+
+
+def _mounts_seen(script):
+    return [
+        [(m.source.text, m.destination.text, m.flags, m.span, m.text) for m in step.mounts]
+        + [("option", o.span) for o in step.mount_options]
+        for step in containers(script).steps
+    ]
+
+
+@pytest.mark.parametrize("text", _ALTERNATIVE_MOUNTS, ids=[f"alternatives{i}" for i in range(len(_ALTERNATIVE_MOUNTS))])
+def test_mounts_read_again_only_when_new_give_what_reading_all_gives(text, monkeypatch):
+    from sbatchlint.model import containers as model
+
+    quick = _mounts_seen(script_of(text))
+    assert any(len(step) > 1 for step in quick)
+    findings = [(d.code, d.span, said(d)) for d in found(dedent(text).lstrip("\n"))]
+    monkeypatch.setattr(model, "_all_seen", lambda value, seen: False)
+    assert _mounts_seen(script_of(text)) == quick
+    assert [(d.code, d.span, said(d)) for d in found(dedent(text).lstrip("\n"))] == findings
+
+
+def test_all_seen_reads_mount_lists_as_the_model_does():
+    from sbatchlint.model.containers import _all_seen
+    from sbatchlint.model.values import Piece, Value
+
+    def value(*texts):
+        return Value(tuple(Piece(t, None) if t is not None else Piece("", None, known=False, name="M") for t in texts))
+
+    seen = {("/a", "/b"), ("/c", "/c"), ("${M}", "${M}")}
+    assert _all_seen(value("/a:/b,/c"), seen)
+    assert _all_seen(value("/a:/b:ro, ,", "/c::x"), seen)  # flags, blanks; an empty destination is the source
+    assert _all_seen(value("/a:/b,", None), seen)
+    assert not _all_seen(value("/a:/b,/d"), seen)
+    # a piece without text after the ``:`` is a destination of its own, "" (not the source)
+    assert not _all_seen(value("/c:", ""), seen)

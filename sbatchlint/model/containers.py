@@ -1040,7 +1040,10 @@ def _step_container(script: "Script", step: Step) -> StepContainer:
             key = (tuple(id(word) for word in last.words), last.written, last.value is None)
             if key not in read:  # (read again, the same words list only mounts seen already)
                 read.add(key)
-                container.mounts.extend(_mounts(last, command_pieces(variant.command), seen_mounts))
+                if last.value is not None:
+                    value = option_value(last)
+                    if not _all_seen(value, seen_mounts):  # else no mount to add, none to locate
+                        container.mounts.extend(_mounts_of(value, last, command_pieces(variant.command), seen_mounts, None))
         for opt in variant.options:
             spec = opt.spec
             if spec is None or not spec.pyxis:
@@ -1261,6 +1264,25 @@ def _mounts(opt: StepOption, context: Sequence[Piece], seen: Set[Tuple[str, str]
     if opt.value is None:
         return []
     return _mounts_of(option_value(opt), opt, context, seen, None)
+
+
+def _all_seen(value: Value, seen: Set[Tuple[str, str]]) -> bool:
+    """Whether every ``SRC[:DST]`` entry of a mount list is in ``seen`` (``_mounts_of`` would
+    then give nothing), answered from the value's text: ``split_value`` cuts a value only at
+    its known separators, and an unknown piece's text (``${NAME}``) holds none, so each part's
+    text is the text's own part. A known piece without text would keep an empty destination
+    part that the text cannot show: such a value takes the full reading."""
+    if any(piece.known and not piece.text for piece in value.pieces):
+        return False
+    for entry in value.text.split(","):
+        if not entry.strip():
+            continue
+        parts = entry.split(":")
+        source = parts[0]
+        destination = parts[1] if len(parts) > 1 and parts[1] else source
+        if (source, destination) not in seen:
+            return False
+    return True
 
 
 def _mounts_of(value: Value, opt: StepOption, context: Sequence[Piece], seen: Set[Tuple[str, str]], at: Optional[Span]) -> List[Mount]:
