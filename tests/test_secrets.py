@@ -908,3 +908,27 @@ def test_scanning_only_hinted_regions_finds_what_scanning_all_finds(monkeypatch)
     assert len(quick) >= 5
     monkeypatch.setattr(secrets._HintLocator, "holds", lambda self, start, end: True)
     assert [(s.span, s.site, s.live, s.name) for s in secrets.find(Source(text.encode(), "job.sh"))] == quick
+
+
+def test_expansion_sites_read_once_give_the_findings_read_every_time(monkeypatch):
+    from sbatchlint.rules import secrets as rules
+
+    text = (
+        "#!/bin/bash\n#SBATCH --nodes=2\nexport HF_TOKEN WANDB_API_KEY\n"
+        'BASE="cd $HOME && python fetch.py --token $HF_TOKEN --key ${WANDB_API_KEY}"\n'
+        'CMD="$BASE --out $HOME/out"\n'
+        'srun bash -c "$CMD"\n'
+        'srun bash -c "$BASE; echo $HOME"\n'
+        'srun python train.py --token "$HF_TOKEN" --home "$HOME"\n'
+        'echo "using $BASE"\n'
+    )
+    once = [(d.code, d.span, said(d)) for d in lint_text(text, ["SBL402", "SBL403"])]
+    assert len(once) >= 4
+    every = rules.batch_sites
+
+    def fresh(script, value):
+        script.__dict__.pop("_secret_expansion_sites", None)
+        return every(script, value)
+
+    monkeypatch.setattr(rules, "batch_sites", fresh)
+    assert [(d.code, d.span, said(d)) for d in lint_text(text, ["SBL402", "SBL403"])] == once

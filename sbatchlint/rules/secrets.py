@@ -271,10 +271,18 @@ class HardcodedSecret(Rule):
 _LOG_DESTINATIONS = frozenset({"/dev/stdout", "/dev/stderr", "/dev/tty", "&1", "&2", "1", "2"})
 
 
+_UNREAD = object()
+
+
 def batch_sites(script, value) -> List[Tuple[Span, str, int]]:
     """Where the batch shell expanded a secret variable into ``value``: (site, name, value index)."""
     out: List[Tuple[Span, str, int]] = []
     seen: Set[Span] = set()
+    # the secret variable each expansion site expands (or None): the pieces of a long string
+    # share a few sites, each read once for the script
+    secret_at = script.__dict__.get("_secret_expansion_sites")
+    if secret_at is None:
+        secret_at = script.__dict__["_secret_expansion_sites"] = {}
     for index, piece in enumerate(value.pieces):
         site: Optional[Span] = None
         name: Optional[str] = None
@@ -284,9 +292,15 @@ def batch_sites(script, value) -> List[Tuple[Span, str, int]]:
                 if expansion_name(text) == piece.name:
                     site, name = piece.span, piece.name
             for via in piece.via if site is None else ():
-                text = script.data[via.start : via.end].decode("utf-8", "replace")
-                candidate = expansion_name(text)
-                if candidate and is_secret_variable(script, candidate):
+                key = (via.start, via.end)
+                candidate = secret_at.get(key, _UNREAD)
+                if candidate is _UNREAD:
+                    text = script.data[via.start : via.end].decode("utf-8", "replace")
+                    candidate = expansion_name(text)
+                    if candidate and not is_secret_variable(script, candidate):
+                        candidate = None
+                    secret_at[key] = candidate
+                if candidate:
                     site, name = via, candidate
                     break
         if site is not None and name and site not in seen:
