@@ -473,19 +473,17 @@ class _HintFlow:
     def __init__(self, values) -> None:
         self.values = values
         self.data = values.data
-        self.memo: Dict[tuple, Optional[frozenset]] = {}
+        # Kept with the values (what a variable's flow is does not change): plain tuples and
+        # sets, no reference back to them, so the model stays free of reference cycles.
+        memo = values.__dict__.get("_hint_flow_memo")
+        if memo is None:
+            memo = values.__dict__["_hint_flow_memo"] = {}
+        self.memo: Dict[tuple, Optional[frozenset]] = memo
         self.busy: Set[tuple] = set()
 
     @classmethod
     def of(cls, values) -> "_HintFlow":
-        flow = values.__dict__.get("_hint_flow") if hasattr(values, "__dict__") else None
-        if flow is None:
-            flow = cls(values)
-            try:
-                values._hint_flow = flow
-            except AttributeError:  # pragma: no cover - values without a __dict__
-                pass
-        return flow
+        return cls(values)
 
     def may_hold_hint(self, command: "Command") -> bool:
         """Whether a word of ``command`` (not evaluated yet) may hold a hint once evaluated."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 from sbatchlint.linter import Options
 from sbatchlint.runner import Job, run_job
 
@@ -24,9 +26,24 @@ srun --container-image=$IMAGE --container-mounts=$MOUNTS bash -c "cd /data && $C
 """
 
 
-def test_a_linted_file_leaves_no_cyclic_garbage(tmp_path):
+# The secrets scan's pre-test follows variables through the tree (the file mentions a secret-
+# looking word, and commands expand variables it assigns); SBL402 reads expansion sites.
+SECRETS_SCRIPT = """#!/bin/bash
+#SBATCH --nodes=2
+# the token comes from the submission environment
+export HF_TOKEN
+LOG=/lustre/logs/$SLURM_JOB_ID
+mkdir -p "$LOG"
+for n in a b; do echo "node $n logs to $LOG/$n"; done
+CMD="python fetch.py --token $HF_TOKEN --out $LOG"
+srun bash -c "$CMD"
+"""
+
+
+@pytest.mark.parametrize("text", [SCRIPT, SECRETS_SCRIPT], ids=["steps", "secrets"])
+def test_a_linted_file_leaves_no_cyclic_garbage(tmp_path, text):
     job = tmp_path / "job.sh"
-    job.write_text(SCRIPT)
+    job.write_text(text)
     run_job(Job(str(job), str(job), Options()))  # first use: lazily built tables are not garbage
     gc.collect()
     was_enabled = gc.isenabled()
