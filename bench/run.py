@@ -364,7 +364,7 @@ def real_corpus_report(directory: str, repeat: int) -> bool:
 
 
 # What a console script does: no `-m` (runpy), the command's own entry point.
-ENTRY = "import sys; sys.argv[0] = 'sbatchlint'; from sbatchlint.start import main; main()"
+ENTRY = "import sys; sys.argv[0] = 'sbatchlint'; from sbatchlint.start import command; command()"
 
 
 def dependency_folders() -> list:

@@ -259,3 +259,97 @@ def test_the_collector_is_on_while_files_are_linted_and_off_for_the_exit(tmp_pat
              "print(seen, gc.isenabled())\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.stdout.splitlines()[-2:] == ["exit 0", "[True] False"], done.stdout + done.stderr
+
+
+def _command(args, cwd, prelude="", env=None):
+    """The console script's entry point in a fresh interpreter, after ``prelude``."""
+    code = prelude + "import sys; sys.argv[0] = 'sbatchlint'\nfrom sbatchlint.start import command\ncommand()\n"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env={**(os.environ if env is None else env), "NO_COLOR": "1"})
+
+
+def test_the_command_ends_with_all_its_output_and_its_status(tmp_path):
+    """A plain check ends without the interpreter's teardown; what it printed is all there, through
+    a pipe, and the exit status is the run's, as the option parser's path gives them."""
+    lines = ["#!/bin/bash", "#SBATCH --nodes=2"] + [f"srun python train.py $UNSET_{n}" for n in range(400)]
+    (tmp_path / "many.sh").write_text("\n".join(lines) + "\n")
+    (tmp_path / "clean.sh").write_text("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nsrun hostname\n")
+    for args in (["many.sh"], ["clean.sh"], ["missing.sh"], ["--version"]):
+        ended = _command(args, tmp_path)
+        _fast, full = _both_ways(args, tmp_path)
+        assert (ended.returncode, ended.stdout, ended.stderr) == full
+    assert len(ended.stdout) < 100 and len(_command(["many.sh"], tmp_path).stdout) > 65536
+
+
+def test_the_command_leaves_an_exit_handler_its_turn(tmp_path):
+    """Whatever waits for the interpreter's exit (coverage, a profiler's report, an embedding
+    program's handler) still runs, after the run's output."""
+    (tmp_path / "job.sh").write_text("#!/bin/bash\nsrun hostname\n#SBATCH --nodes=2\n")
+    prelude = "import atexit\natexit.register(print, 'handler ran')\n"
+    ended = _command(["job.sh"], tmp_path, prelude)
+    assert ended.returncode == 1 and ended.stdout.endswith("handler ran\n") and "SBL" in ended.stdout
+
+
+def _compiled_copy(tmp_path):
+    """A copy of the package with its compiled files, as an installation has them, and the
+    environment that imports it."""
+    import compileall
+    import shutil
+
+    import sbatchlint
+
+    copy = tmp_path / "tree"
+    shutil.copytree(os.path.dirname(os.path.abspath(sbatchlint.__file__)), copy / "sbatchlint",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    assert compileall.compile_dir(str(copy), quiet=1)
+    env = {name: value for name, value in os.environ.items() if name not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env["PYTHONPATH"] = os.pathsep.join([str(copy)] + _clean_path()[1:])
+    return copy / "sbatchlint", env
+
+
+def test_a_run_loads_the_package_as_the_general_import_system_does(tmp_path):
+    """The command's finder gives every module of the package the spec, attributes and code the
+    general import system gives it (file, compiled file, package folders, source for tracebacks)."""
+    _package, env = _compiled_copy(tmp_path)
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun python train.py\n")
+    probe = r"""
+import importlib.machinery, inspect, sys
+from sbatchlint import start
+try:
+    start.main(['job.sh'])
+except SystemExit as exit:
+    print('exit', exit.code)
+ours = 0
+for name, module in sorted(sys.modules.items()):
+    if not name.startswith('sbatchlint.') or not isinstance(module.__loader__, start.CompiledLoader):
+        continue
+    ours += 1
+    parent = sys.modules[name.rpartition('.')[0]]
+    general = importlib.machinery.PathFinder.find_spec(name, parent.__path__)
+    spec = module.__spec__
+    assert (spec.origin, spec.cached, spec.submodule_search_locations, spec.parent, spec.has_location) == (
+        general.origin, general.cached, general.submodule_search_locations, general.parent, general.has_location), name
+    assert (module.__file__, module.__cached__) == (general.origin, general.cached), name
+    assert spec.loader.get_code(name) == general.loader.get_code(name), name
+    assert spec.loader.get_code(name).co_filename == module.__file__, name
+    assert module.__loader__.get_source(name) == general.loader.get_source(name), name
+    assert inspect.getsourcefile(module) == general.origin, name
+print('modules', ours > 40)
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env=env)
+    assert done.stdout.splitlines()[-2:] == ["exit 0", "modules True"], done.stdout + done.stderr
+
+
+def test_a_run_reads_a_module_edited_since_it_was_compiled(tmp_path):
+    """A compiled file older than its source is not used: the edit is what runs (and the general
+    import system writes the compiled file again)."""
+    package, env = _compiled_copy(tmp_path)
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n")
+    edited = package / "report" / "text.py"
+    edited.write_text(edited.read_text() + "\nimport sys\nsys.stderr.write('edited module ran\\n')\n")
+    later = os.stat(edited).st_mtime + 10
+    os.utime(edited, (later, later))
+    for _ in range(2):  # compiled again by the first run, read by the second
+        ended = _command(["job.sh"], tmp_path, env=env)
+        assert ended.returncode == 0 and ended.stderr == "edited module ran\n", ended.stderr
