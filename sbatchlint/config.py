@@ -34,7 +34,6 @@ The cluster profile is the ``cluster`` table of the configuration that applies, 
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 
@@ -113,6 +112,8 @@ class Config:
 
 
 def _glob(relative: str, name: str, pattern: str) -> bool:
+    import fnmatch  # here: only a configuration's exclusion patterns need it
+
     pattern = pattern.rstrip("/")
     if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern):
         return True

@@ -1,7 +1,6 @@
 """Finding the files to lint, and writing fixed files back without losing anything."""
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 
@@ -162,22 +161,26 @@ class NotWritten(OSError):
     """A fixed file that was deliberately not written; the message says why, in one line."""
 
 
-@contextlib.contextmanager
-def signals_deferred():
+class signals_deferred:
     """Hold Ctrl-C (and a polite kill) until a write is complete: the file is then either the old
-    one or the new one, never half of each. The signal arrives as soon as the block ends."""
-    import signal  # here: importing it costs a run that writes nothing a millisecond
+    one or the new one, never half of each. The signal arrives as soon as the block ends.
+    (A class rather than a ``contextlib`` generator: a run that writes nothing imports no
+    ``contextlib``.)"""
 
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    except (AttributeError, OSError, ValueError):  # pragma: no cover - a platform without it
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    def __enter__(self) -> None:
+        import signal  # here: importing it costs a run that writes nothing a millisecond
+
+        held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+        try:
+            self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        except (AttributeError, OSError, ValueError):  # pragma: no cover - a platform without it
+            self.previous = None
+
+    def __exit__(self, *exception) -> None:
+        if self.previous is not None:
+            import signal
+
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
 
 
 def write_fixed(path: str, data: bytes, original: Optional[bytes] = None) -> str:

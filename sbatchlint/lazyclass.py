@@ -116,6 +116,16 @@ def fields(class_or_instance) -> tuple:
         raise TypeError(f"{cls.__name__} is not a data class") from None
 
 
+def table_row(cls, values: dict):
+    """An instance of the data class ``cls`` with ``values``, a dict of every field's value in
+    field order, made without calling ``__init__`` (nor ``__post_init__``): for a table of many
+    instances built at once, where the general ``__init__`` binding each argument costs more than
+    the table's own work. ``cls`` must be finished (``finish``)."""
+    made = object.__new__(cls)
+    made.__dict__.update(values)
+    return made
+
+
 def replace(obj, /, **changes):
     """A copy of the instance ``obj`` with ``changes`` to some of its fields."""
     for item in fields(obj):

@@ -37,7 +37,7 @@ beyond building the tables.
 
 from __future__ import annotations
 
-from .lazyclass import dataclass
+from .lazyclass import dataclass, finish, table_row
 from .lazyre import lazy
 
 __all__ = [
@@ -417,24 +417,30 @@ for _name, _target in ALIASES.items():
 
 def _spec(long, short, arg, value, pyxis):
     preferred = ALIASES.get(long, long)
-    aliases = tuple(sorted(name for name in _NAMES_OF.get(preferred, ()) if name != long))
-    if preferred != long:
-        aliases = tuple(sorted(set(aliases) | {preferred}))
-    return OptionSpec(
-        long, short, arg, value, pyxis,
-        aliases=aliases,
-        canonical=preferred,
-        geometry=_GEOMETRY.get(preferred),
-        steps_inherit=not pyxis,
-        not_inherited=_NOT_INHERITED.get(preferred),
-        accumulates=preferred in _ACCUMULATING,
-        list_valued=preferred in _LISTS,
-        free_text=preferred in _FREE_TEXT,
-        toggle=_TOGGLES.get(preferred),
-    )
+    names = _NAMES_OF.get(preferred)
+    if names is None:  # most options: no other name (an alias's own name is always listed)
+        aliases = ()
+    else:
+        aliases = tuple(sorted(name for name in names if name != long))
+        if preferred != long:
+            aliases = tuple(sorted(set(aliases) | {preferred}))
+    return table_row(OptionSpec, {
+        "long": long, "short": short, "arg": arg, "value": value, "pyxis": pyxis,
+        "aliases": aliases,
+        "canonical": preferred,
+        "geometry": _GEOMETRY.get(preferred),
+        "steps_inherit": not pyxis,
+        "not_inherited": _NOT_INHERITED.get(preferred),
+        "accumulates": preferred in _ACCUMULATING,
+        "list_valued": preferred in _LISTS,
+        "free_text": preferred in _FREE_TEXT,
+        "toggle": _TOGGLES.get(preferred),
+        "site": False,
+    })
 
 
 def _build(rows, pyxis=False):
+    finish(OptionSpec)  # the table's rows are made without ``__init__`` (``table_row``)
     return {
         long: _spec(long, short, arg, value, pyxis)
         for long, short, arg, value in rows

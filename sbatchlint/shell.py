@@ -21,7 +21,7 @@ Known traps of the grammar are guarded here so rules never see them:
 """
 from __future__ import annotations
 
-import weakref
+import _weakref as weakref  # its ``ref`` is ``weakref.ref``, without that module's imports
 
 from .source import Span
 from .lazyre import lazy

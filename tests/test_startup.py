@@ -198,12 +198,13 @@ def _clean_path() -> list:
 def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
     """The modules a run over one script could import and does not need: the option parser, the
     standard data classes (and ``inspect``), OpenSSL's hashes, JSON (the cache is ``marshal``),
-    signal handling for writes it does not make, and what only examples or fixes use."""
+    signal handling for writes it does not make, what only examples or fixes use, and what only
+    a script with parse errors needs."""
     (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
                                      "srun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n")
     unwanted = ("click", "dataclasses", "inspect", "hashlib", "json", "signal", "textwrap", "shlex", "tempfile",
                 "shutil", "importlib.resources", "importlib.metadata", "email", "typing", "tree_sitter",
-                "tree_sitter_bash")
+                "tree_sitter_bash", "contextlib", "weakref", "sbatchlint.formats", "sbatchlint.model.bash")
     probe = ("import sys\nstarted = set(sys.modules)  # what the interpreter's own start-up loaded\n"
              "from sbatchlint.start import main\n"
              "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
@@ -353,3 +354,40 @@ def test_a_run_reads_a_module_edited_since_it_was_compiled(tmp_path):
     for _ in range(2):  # compiled again by the first run, read by the second
         ended = _command(["job.sh"], tmp_path, env=env)
         assert ended.returncode == 0 and ended.stderr == "edited module ran\n", ended.stderr
+
+
+def test_a_write_holds_off_interrupts_until_it_is_done():
+    import signal
+
+    from sbatchlint.files import signals_deferred
+
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    with signals_deferred():
+        assert held <= signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before
+    with pytest.raises(OSError):
+        with signals_deferred():
+            raise OSError("disk full")
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before
+
+
+def test_the_option_tables_hold_what_the_constructor_makes():
+    """The option tables' rows are made without ``__init__``: each is the instance the data
+    class's constructor makes from the same values (every field set, in order; equal, same hash
+    and text), so lookups, comparisons and copies see no difference."""
+    import pickle
+
+    from sbatchlint import options
+    from sbatchlint.lazyclass import fields, replace
+
+    names = [item.name for item in fields(options.OptionSpec)]
+    specs = list(options.SBATCH.values()) + list(options.SRUN.values()) + list(options.PYXIS.values())
+    assert len(specs) > 300
+    for spec in specs:
+        made = options.OptionSpec(**{name: getattr(spec, name) for name in names})
+        assert list(vars(spec)) == names and vars(spec) == vars(made)
+        assert spec == made and hash(spec) == hash(made) and repr(spec) == repr(made)
+        assert pickle.loads(pickle.dumps(spec)) == spec and replace(spec, site=True) != spec
+        with pytest.raises(AttributeError):
+            spec.long = "other"

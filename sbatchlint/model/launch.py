@@ -40,7 +40,6 @@ measured table of how srun settles a step's task count.
 """
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 import re
 from itertools import product
@@ -836,6 +835,8 @@ def classify_entry(entry: Optional[EntryPoint], workdir: Optional[str], settings
     """
     if entry is None or not entry.known or entry.kind in ("code", "program"):
         return None
+    import fnmatch  # here: most scripts launch no Python entry point this asks about
+
     extra = [str(p) for p in settings.get("bridge_entry_points") or ()]
     name = entry.name
     if entry.kind == "module":

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 
 from ..diagnostics import Diagnostic, Severity
-from ..formats import FORMATS  # noqa: F401  (re-exported: the formats this package renders)
 from ..lazyclass import dataclass, field
 from ..source import Source, Span
 
@@ -94,3 +93,13 @@ def formatter(name: str) -> Callable:
 
     module = {"json": "json_format"}.get(name, name)
     return importlib.import_module(f"{__name__}.{module}").render
+
+
+def __getattr__(name: str):
+    # ``FORMATS`` (the formats this package renders) is re-exported from ``formats`` when asked:
+    # a run that renders text does not import that module
+    if name == "FORMATS":
+        from ..formats import FORMATS
+
+        return FORMATS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

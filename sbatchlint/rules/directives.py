@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model import logs, placeholders, placement
+from ..model import logs, placeholders
 from ..model.containers import command_pieces, option_value, site_span
 from ..model.header import Directive
 from ..lazyre import lazy
@@ -750,6 +750,8 @@ class ContainerOptionInHeader(Rule):
                 places.setdefault(offset, (step, quote))
                 if rendered not in texts:
                     texts.append(rendered)
+        from ..model import placement  # only a fix inserts step options
+
         edits = [placement.add_step_options(script, places[offset][0], texts, offset, places[offset][1])
                  for offset, texts in insertions.items()]
         edits.extend(appends)

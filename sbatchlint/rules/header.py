@@ -3,7 +3,6 @@ from __future__ import annotations
 
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
-from ..model.bash import verdict
 from ..model.kind import template_evidence
 from ..registry import register
 from ..source import Span
@@ -63,6 +62,8 @@ class ShellSyntaxError(Rule):
         regions: List[Span] = script.errors
         if not regions:
             return
+        from ..model.bash import verdict  # only a script with parse errors
+
         accepted, complaint = verdict(script)
         if accepted:
             return  # valid bash this parser cannot read: SBL016
@@ -447,6 +448,8 @@ class RegionNotAnalysed(Rule):
         regions: List[Span] = script.errors
         if not regions:
             return
+        from ..model.bash import verdict  # only a script with parse errors
+
         accepted, _ = verdict(script)
         if not accepted:
             return
