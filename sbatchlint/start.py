@@ -111,8 +111,13 @@ def _check(paths) -> None:
 
     from .check import UsageProblem, run
 
-    gc.freeze()
-    gc.enable()
+    if len(paths) > 1 or os.path.isdir(paths[0]):
+        # many files: the collector frees what each file's analysis leaves between files; what
+        # the imports so far made lives as long as the process, and is not walked again
+        gc.freeze()
+        gc.enable()
+    # one file: its analysis runs with the collector paused anyway (``runner``), and nothing is
+    # freed before the process ends: it stays off
     try:
         run(tuple(paths))
     except UsageProblem:

@@ -249,17 +249,20 @@ def test_a_grammar_package_of_another_layout_is_imported_as_usual(monkeypatch):
     assert Language(shell.bash_language()) == Language(tree_sitter_bash.language())
 
 
-def test_the_collector_is_on_while_files_are_linted_and_off_for_the_exit(tmp_path):
+@pytest.mark.parametrize("paths, during", [(["job.sh"], False), (["job.sh", "other.sh"], True), (["."], True)])
+def test_the_collector_is_on_while_many_files_are_linted_and_off_for_the_exit(tmp_path, paths, during):
     """Start-up imports run with the cyclic collector paused; a run over many files has it on
-    (between files it frees what a file's analysis left); the exit does not walk the heap."""
+    (between files it frees what a file's analysis left); a run over one file leaves it off (the
+    file's analysis pauses it anyway); the exit does not walk the heap."""
     (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n")
+    (tmp_path / "other.sh").write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n")
     probe = ("import gc, sys\nfrom sbatchlint import check, start\nreal = check.run\nseen = []\n"
              "def run(paths):\n    seen.append(gc.isenabled())\n    return real(paths)\n"
              "check.run = run\n"
-             "try:\n    start.main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
+             f"try:\n    start.main({paths!r})\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
              "print(seen, gc.isenabled())\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert done.stdout.splitlines()[-2:] == ["exit 0", "[True] False"], done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2:] == ["exit 0", f"[{during}] False"], done.stdout + done.stderr
 
 
 def _command(args, cwd, prelude="", env=None):
@@ -391,3 +394,21 @@ def test_the_option_tables_hold_what_the_constructor_makes():
         assert pickle.loads(pickle.dumps(spec)) == spec and replace(spec, site=True) != spec
         with pytest.raises(AttributeError):
             spec.long = "other"
+
+
+def test_the_variable_views_are_the_tables_rows_that_match():
+    """The derived views of the variable table (read at every start-up) hold exactly the rows
+    whose fields have the wanted values, every field at once."""
+    from sbatchlint.model import variables as v
+
+    def rows(**where):
+        return frozenset(row.name for row in v.TABLE if all(getattr(row, key) in want for key, want in where.items()))
+
+    assert v.PER_TASK == rows(scope=(v.TASK, v.NODE, v.STEP, v.LAUNCHER)) and "SLURM_PROCID" in v.PER_TASK
+    assert v.INDEX == rows(index=(v.RANK, v.LOCAL, v.NODE_INDEX)) and v.HOST_NAMES == rows(index=(v.HOST,))
+    assert v.LAUNCHED == rows(scope=(v.LAUNCHER, v.LAUNCHER_WIDE)) and v.TORCHRUN_SET == rows(set_by=(v.TORCHRUN,))
+    assert v.SRUN_TASK == rows(in_every_task=(True,)) and v.PER_STEP_VALUE == rows(per_step_value=(True,))
+    assert v.SHELL_SET == rows(set_by=(v.SHELL,)) and v.ALWAYS_SET == rows(always_set=(True,))
+    both = rows(set_by=(v.SLURM,), index=(v.RANK, v.LOCAL))
+    assert both and both == rows(set_by=(v.SLURM,)) & rows(index=(v.RANK, v.LOCAL)) and both <= v.SLURM_WORLD
+    assert v._names(set_by=(v.SLURM,), index=(v.RANK,), scope=(v.NODE,)) == rows(set_by=(v.SLURM,), index=(v.RANK,), scope=(v.NODE,))

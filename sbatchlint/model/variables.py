@@ -156,7 +156,12 @@ def scope_of(name: Optional[str]) -> Optional[str]:
 
 
 def _names(**where) -> FrozenSet[str]:
-    return frozenset(v.name for v in TABLE if all(getattr(v, k) in want for k, want in where.items()))
+    """The names of the variables whose every field ``where`` names has one of the wanted values
+    (filtered one field at a time: the table is read at every start-up)."""
+    found = TABLE
+    for key, want in where.items():
+        found = [v for v in found if getattr(v, key) in want]
+    return frozenset(v.name for v in found)
 
 
 # Derived views, for the questions rules ask most.
