@@ -204,7 +204,8 @@ def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
                                      "srun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n")
     unwanted = ("click", "dataclasses", "inspect", "hashlib", "json", "signal", "textwrap", "shlex", "tempfile",
                 "shutil", "importlib.resources", "importlib.metadata", "email", "typing", "tree_sitter",
-                "tree_sitter_bash", "contextlib", "weakref", "sbatchlint.formats", "sbatchlint.model.bash")
+                "tree_sitter_bash", "contextlib", "weakref", "sbatchlint.formats", "sbatchlint.model.bash",
+                "sbatchlint.budget", "sbatchlint.parallelism")
     probe = ("import sys\nstarted = set(sys.modules)  # what the interpreter's own start-up loaded\n"
              "from sbatchlint.start import main\n"
              "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"

@@ -26,7 +26,6 @@ from ..model.containers import (
     option_value,
     site_span,
 )
-from ..model import placement
 from ..model.geometry import geometry
 from ..model.sourced import origin_of
 from ..model.workload import Run, prepares_packed_data
@@ -68,8 +67,12 @@ TRIVIAL_PROGRAMS = frozenset(
 
 
 # -- editing helpers -----------------------------------------------------------------------------
-# A new line before the statement that runs a step: model/placement.py places shell edits.
-statement_line = placement.statement_start
+def statement_line(script, step):
+    """A new line before the statement that runs a step: model/placement.py places shell edits
+    (imported when a check first asks: a script with no container finding needs none)."""
+    from ..model import placement
+
+    return placement.statement_start(script, step)
 
 
 def quote_context(script, offset: int) -> str:
@@ -2578,6 +2581,8 @@ class ContainerStartsInImageWorkdir(Rule):
                 )
 
     def _fix(self, script, container: StepContainer, step: Step, batch: Optional[PathValue]) -> Optional[Fix]:
+        from ..model import placement
+
         if batch is None or not batch.complete or not batch.absolute:
             return None
         mount = container.mount_for(batch)

@@ -21,7 +21,7 @@ from ..model.boundary import (
     late_expansions,
     reaching_assignments,
 )
-from ..model import placement, variables
+from ..model import variables
 from ..model.heredocs import submission_expansions
 from ..model.geometry import geometry
 from ..registry import register
@@ -212,6 +212,8 @@ def _task_shell_fix(script, occurrence: Occurrence, entry: EarlyExpansion, why: 
         if decision is None and _scripts_own(script, name, variables.LAUNCHER):
             return False  # a launcher's name the script assigns itself: the batch shell's value is meant
         return decision
+
+    from ..model import placement  # only for a finding's fix
 
     wrapped = placement.wrap_in_task_shell(script, occurrence.step, entry.site, keep, _same_everywhere, why)
     if wrapped is None:

@@ -29,15 +29,12 @@ from ..model.launch import (
     batch_launches,
     runs_remote_starter,
 )
-from .. import budget
-from ..budget import Unkept
-from ..model import placement, variables
+from ..model import variables
 from ..model.branches import branch_of, step_alternatives, variant_branch
 from ..model.steps import Step, task_wrapper_index
 from ..model.variables import TASK_COUNT_VARIABLES
 from ..model.tasks import tasks_running
 from ..model.workload import Workload, classify
-from ..parallelism import expert_group
 from ..registry import register
 from ..source import Span
 from .base import Bad, Examples, Good, Rule, clean
@@ -395,6 +392,8 @@ class TorchrunMultipleTasksPerNode(Rule):
             help = "run torchrun once per node: one task per node, --nproc_per_node=<GPUs per node>"
             fix = None
             if branch is None:
+                from ..budget import Unkept
+
                 try:
                     fix = self._fix(script, step, layout)
                 except Unkept as unkept:
@@ -412,6 +411,9 @@ class TorchrunMultipleTasksPerNode(Rule):
     def _fix(self, script, step: Step, layout) -> Optional[Fix]:
         """One task per node where the count is set, keeping each node's CPUs and GPUs
         (``budget.py``); raises :class:`Unkept` when they cannot be kept."""
+        from .. import budget  # here and in the other fixes: a script with no finding needs neither
+        from ..model import placement
+
         if step.options_incomplete or _reads_task_counts(script):
             return None
         geo = geometry(script, step)
@@ -481,6 +483,8 @@ class TorchrunMultipleTasksPerNode(Rule):
 
 def _tasks_per_node(layout: TaskLayout) -> int:
     """The tasks per node a step runs now, for the budget its nodes keep."""
+    from ..budget import Unkept
+
     if layout.per_node is not None and (layout.total is None or layout.nodes is None or layout.per_node * layout.nodes == layout.total):
         return layout.per_node
     raise Unkept("the step's tasks are spread unevenly over its nodes, so the CPUs each node had are not known")
@@ -945,6 +949,8 @@ class TorchrunMissingNodeArgs(Rule):
         )
 
     def _fix(self, script, launch: Launch, missing: List[str]) -> Optional[Fix]:
+        from ..model import placement
+
         offset, quote = launch.insertion_after_launcher()
         if offset is None:
             return None
@@ -1144,6 +1150,8 @@ class TasksGpusMismatch(Rule):
             nproc = 1
             span = launch.span
             text = f"{launch.spelling('nproc_per_node')}={gpus}"
+            from ..model import placement  # only for a finding's fix
+
             edit = placement.add_launcher_options(script, launch, [text])
             fix = Fix.unsafe(f"add {text}", edit) if edit is not None else None
             written = f"{_launcher_name(launch)} starts 1 process per node (no --nproc_per_node)"
@@ -1203,6 +1211,10 @@ class TasksGpusMismatch(Rule):
         help = None
         origin = layout.origin
         step = launch.step
+        from .. import budget  # only for a finding's fix
+        from ..budget import Unkept
+        from ..model import placement
+
         try:
             if layout.ignored is None and origin is not None and origin.option == option_table.NTASKS_PER_NODE:
                 span = origin.value_span
@@ -1406,6 +1418,8 @@ class ParallelismDoesNotDivide(Rule):
         if dense and world % dense:
             return f"TP·PP·CP = {tp}·{pp}·{cp} = {dense} (DP would be {world}/{dense} = {world / dense:.2f})"
         if "ep" in sizes or "etp" in sizes:
+            from ..parallelism import expert_group  # only for expert-parallel settings
+
             names, factors, expert = expert_group(sizes)
             if expert and world % expert:
                 product_text = "·".join(names) + " = " + "·".join(str(f) for f in factors) + f" = {expert}"
@@ -1604,6 +1618,8 @@ class LauncherInBatchShell(Rule):
                 f"start it with srun, one task per node: srun --ntasks-per-node=1 … {name} "
                 "--nnodes=$SLURM_JOB_NUM_NODES --rdzv_backend=c10d --rdzv_endpoint=<first node>:29500 …"
             )
+            from ..budget import Unkept  # only for a finding's fix
+
             try:
                 fix = self._fix(script, launch, job)
             except Unkept as unkept:
@@ -1619,6 +1635,10 @@ class LauncherInBatchShell(Rule):
             )
 
     def _fix(self, script, launch: Launch, job: Geometry) -> Optional[Fix]:
+        from .. import budget
+        from ..budget import Unkept
+        from ..model import placement
+
         if launch.in_string or launch.options_incomplete or not job.multi_node:
             return None
         if launch.has("standalone", "node_rank", "master_addr", "rdzv_backend", "rdzv_endpoint"):

@@ -9,7 +9,6 @@ from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..model import variables
 from ..model.geometry import Geometry, Origin, geometry, job_geometry
 from ..model import launch as launch_model
-from ..model import placement
 from ..model.workload import cpu_tool, training_launch, uses_gpus
 from ..model.branches import branch_of, step_alternatives
 from ..model.steps import Step
@@ -507,6 +506,8 @@ class MissingKillOnBadExit(Rule):
                 # ``SRUN=srun`` then ``$SRUN …``: add the option where the variable is used.
                 offset, quote = step.srun_word.span.end, ""
             if offset is not None:
+                from ..model import placement  # only for a finding's fix
+
                 edit = placement.add_step_options(script, step, ["--kill-on-bad-exit=1"], offset, quote)
                 fix = Fix.safe("add `--kill-on-bad-exit=1` to the srun", edit)
             count = f"{g.ntasks.value} tasks" if g.ntasks.value is not None else "several tasks"
