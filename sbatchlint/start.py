@@ -94,6 +94,7 @@ def _main(argv) -> None:
     if plain_check(args):
         _PLAIN = True
         _check(args)
+        _PLAIN = False  # nothing was checked: the option parser reports the command line
     import gc
 
     from .cli import main as command

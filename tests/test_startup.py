@@ -413,3 +413,20 @@ def test_the_variable_views_are_the_tables_rows_that_match():
     both = rows(set_by=(v.SLURM,), index=(v.RANK, v.LOCAL))
     assert both and both == rows(set_by=(v.SLURM,)) & rows(index=(v.RANK, v.LOCAL)) and both <= v.SLURM_WORLD
     assert v._names(set_by=(v.SLURM,), index=(v.RANK,), scope=(v.NODE,)) == rows(set_by=(v.SLURM,), index=(v.RANK,), scope=(v.NODE,))
+
+
+def test_a_run_that_reuses_a_cached_result_builds_no_model(tmp_path):
+    """With the file's result cached, a run reads it back: no option table, no model, no rule and
+    no parser is imported, and the output is the first run's."""
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --nodes=2\nsrun python train.py $UNSET\n")
+    probe = ("import sys\nfrom sbatchlint.start import main\n"
+             "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
+             "print(sorted(m for m in sys.modules if m == 'sbatchlint.shell' or m.startswith(('sbatchlint.options',\n"
+             "      'sbatchlint.model', 'sbatchlint.rules.', 'tree_sitter'))))\n")
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SBATCHLINT_")}
+    env["NO_COLOR"] = "1"
+    runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                           env=env) for _ in range(2)]
+    first, second = (run.stdout.splitlines() for run in runs)
+    assert first[-2] == "exit 1" and "sbatchlint.options" in first[-1] and "SBL" in "\n".join(first)
+    assert second[:-1] == first[:-1] and second[-1] == "[]", runs[1].stdout + runs[1].stderr

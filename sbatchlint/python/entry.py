@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from .. import options as option_table
 from ..cache import probe  # each existence test is part of the script's cache entry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -81,6 +80,8 @@ def repository_root(directory: str) -> Optional[str]:
 
 def mounts(step) -> List[Tuple[str, str]]:
     """(host source, container destination) of the step's ``--container-mounts`` (known values only)."""
+    from .. import options as option_table  # here: a run that reuses a cached result needs no option table
+
     option = step.option(option_table.CONTAINER_MOUNTS)
     if option is None or not option.value or not option.value_known or "${" in option.value:
         return []
