@@ -117,6 +117,22 @@ def cluster_is_up() -> bool:
     return cluster_problem() is None
 
 
+def wait_idle(timeout: float = 120.0, poll: float = 1.0) -> bool:
+    """Wait until every node is idle (no job holds any of its CPUs); whether they became so
+    within ``timeout`` seconds. Another test session on the same cluster may keep them busy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            states = node_states()
+        except (RuntimeError, OSError, subprocess.TimeoutExpired):
+            states = {}
+        if states and all(states.get(node) == "idle" for node in NODES):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll)
+
+
 # ------------------------------------------------------------------- submitting
 
 
