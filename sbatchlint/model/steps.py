@@ -293,7 +293,7 @@ def build_commands(values: Values, root: Node, data: bytes, nodes: Optional[Iter
 def _command(values: Values, node: Node, in_string: bool = False) -> Command:
     env: List[EnvAssignment] = []
     argument_nodes = []
-    for child in node.children:
+    for child in node.named_children:  # (an unnamed child is no argument)
         kind = child.type
         if kind == "command_name":
             argument_nodes.extend(child.named_children or [child])
@@ -303,7 +303,7 @@ def _command(values: Values, node: Node, in_string: bool = False) -> Command:
             value = values.evaluate(value_node)[-1] if value_node is not None else Value(())
             if name_node is not None:
                 env.append(EnvAssignment(values.node_text(name_node), value, node_span(child, values.data)))
-        elif kind not in _NOT_ARGUMENTS and child.is_named:
+        elif kind not in _NOT_ARGUMENTS:
             argument_nodes.append(child)
     if in_string:
         return Command(node, values.command_words(argument_nodes), env, in_string)
@@ -395,7 +395,8 @@ def _unwrap(argv: List[Word], wrappers: List[int]) -> int:
 def build_steps(values: Values, commands: List[Command]) -> List[Step]:
     steps = []
     for command in commands:
-        if not command.may_run(("srun",)):
+        program = command.program  # (``may_run(("srun",))``, without a call per command)
+        if program != "srun" and program not in WRAPPERS:
             continue  # (argv left unevaluated)
         start = command.begin
         if start >= len(command.argv):

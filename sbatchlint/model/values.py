@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 
-from itertools import accumulate
+from itertools import accumulate, chain
 from operator import attrgetter
 
 
@@ -631,15 +631,22 @@ class Values:
                 return
             name = self.node_text(base)
         value = node.child_by_field_name("value")
-        operator = next((c.type for c in node.children if c.type in ("=", "+=")), "=")
+        data = self.data
+        start, end = node.start_byte, node.end_byte
         if value is not None and value.type == "array":
             kind = "array"
-        elif operator == "+=":
+        elif (
+            data.find(b"+=", start, end if value is None else value.start_byte) >= 0  # (else no such token)
+            and next((c.type for c in node.children if c.type in ("=", "+=")), "=") == "+="
+        ):
             kind = "append"
         else:
             kind = "assign"
-        span = node_span(node, self.data)
-        if value is not None and self._cut_words and self.data[value.end_byte - 1] == 36:
+        if start < end and (data[start] in _LEADING_BLANKS or data[end - 1] in _TRAILING_BLANKS):
+            span = node_span(node, data)
+        else:
+            span = Span(start, end)  # (node_span, without a call when no blank)
+        if value is not None and self._cut_words and data[value.end_byte - 1] == 36:
             chain = word_chain(value, self.data)
             if chain:  # a value the grammar cut at a bare ``$``: the assignment spans all of it
                 span = Span(span.start, chain[-1].end_byte)
@@ -822,12 +829,12 @@ class Values:
 
     def _compute_assignment_values(self, assignment: Assignment, depth: int) -> List[Value]:
         name = assignment.name
-        unknown = Value((Piece("", None, known=False, name=name),))
         if assignment.kind in ("for", "read"):
             if assignment.kind == "for":
                 values = self._for_values(assignment.node, depth)
-                return values or [unknown]
-            return self._read_values(assignment, depth) or [unknown]
+            else:
+                values = self._read_values(assignment, depth)
+            return values or [Value((Piece("", None, known=False, name=name),))]
         if assignment.kind == "unset":
             return [Value(())]
         if assignment.sourced is not None:
@@ -838,12 +845,12 @@ class Values:
         elif assignment.kind == "array":
             base = [self._array_text(value_node, depth)]
             if appends(assignment.node):  # ``A+=(…)``: the elements before it, then these
-                before = self.lookup(name, assignment.start, assignment.node, depth + 1) or [unknown]
+                before = self.lookup(name, assignment.start, assignment.node, depth + 1) or [_unset(name)]
                 return _product([before, [Value((Piece(" ", None),))], base])
         else:
             base = self.evaluate(value_node, depth=depth + 1, assignment=True)
         if assignment.kind == "append":
-            before = self.lookup(name, assignment.start, assignment.node, depth + 1) or [unknown]
+            before = self.lookup(name, assignment.start, assignment.node, depth + 1) or [_unset(name)]
             return _product([before, base])
         return base
 
@@ -997,53 +1004,62 @@ class Values:
         """Every value a word node may evaluate to (most likely last), before word splitting."""
         if depth > MAX_DEPTH:
             return [Value((Piece("", node_span(node, self.data), known=False),))]
-        kind = node.type
-        data = self.data
-        if kind in ("word", "number", "variable_name", "special_variable_name", "test_operator", "regex", "extglob_pattern"):
+        how = _EVALUATION.get(node.type)  # (one look-up rather than a test per kind)
+        if how is None:  # a plain word, a number, a name…, or anything else: its text as literal
             return [Value(tuple(self._unquoted_literal(node, quote)))]
-        if kind == "raw_string":
-            inner = quoted_interior(node, data)
-            return [Value((Piece(self._slice(inner), inner, "'"),))]
-        if kind == "ansi_c_string":
-            inner = quoted_interior(node, data)
-            raw = self._slice(inner)
-            if "\\" in raw:
-                try:
-                    decoded = raw.encode("latin-1", errors="backslashreplace").decode("unicode_escape")
-                except UnicodeDecodeError:
-                    decoded = raw
-                return [Value((Piece(decoded, inner, "$'", escaped=True),))]
-            return [Value((Piece(raw, inner, "$'"),))]
-        if kind == "command_name":
-            return self._sequence(node.children, depth, quote)
-        if kind in ("string", "translated_string"):
-            return self._double_quoted(node, depth)
-        if kind == "heredoc_body":
-            return self._heredoc(node, depth)
-        if kind == "concatenation":
-            if data[node.end_byte - 1] == 36:  # "$": a bare one may end it (see _parts)
-                chain = word_chain(node, data)
-                if chain:
-                    return self._cut_word(node, chain, depth, quote)
-                return self._parts(node, depth, quote)
-            return self._sequence(node.children, depth, quote)
-        if kind == "simple_expansion":
-            return self._expansion(node, depth, quote)
-        if kind == "expansion":
-            return self._braced_expansion(node, depth, quote)
-        if kind in ("command_substitution", "arithmetic_expansion", "process_substitution", "brace_expression"):
-            return [Value((Piece("", node_span(node, data), quote, known=False),))]
-        if kind == "array":
-            return [self._array_text(node, depth)]
-        # Anything else: treat its text as literal.
-        return [Value(tuple(self._unquoted_literal(node, quote)))]
+        return how(self, node, depth, quote)
+
+    def _raw_string(self, node: Node, depth: int, quote: str) -> List[Value]:
+        inner = quoted_interior(node, self.data)
+        return [Value((Piece(self._slice(inner), inner, "'"),))]
+
+    def _ansi_c_string(self, node: Node, depth: int, quote: str) -> List[Value]:
+        inner = quoted_interior(node, self.data)
+        raw = self._slice(inner)
+        if "\\" in raw:
+            try:
+                decoded = raw.encode("latin-1", errors="backslashreplace").decode("unicode_escape")
+            except UnicodeDecodeError:
+                decoded = raw
+            return [Value((Piece(decoded, inner, "$'", escaped=True),))]
+        return [Value((Piece(raw, inner, "$'"),))]
+
+    def _command_name(self, node: Node, depth: int, quote: str) -> List[Value]:
+        return self._sequence(node.children, depth, quote)
+
+    def _concatenation(self, node: Node, depth: int, quote: str) -> List[Value]:
+        data = self.data
+        if data[node.end_byte - 1] == 36:  # "$": a bare one may end it (see _parts)
+            chain = word_chain(node, data)
+            if chain:
+                return self._cut_word(node, chain, depth, quote)
+            return self._parts(node, depth, quote)
+        return self._sequence(node.children, depth, quote)
+
+    def _run_time(self, node: Node, depth: int, quote: str) -> List[Value]:
+        """``$(…)``, ``$((…))``, ``<(…)``, ``{a,b}``: text only known at run time."""
+        return [Value((Piece("", node_span(node, self.data), quote, known=False),))]
+
+    def _array_value(self, node: Node, depth: int, quote: str) -> List[Value]:
+        return [self._array_text(node, depth)]
 
     def _slice(self, span: Span) -> str:
         return self.data[span.start : span.end].decode("utf-8", errors="replace")
 
     def _unquoted_literal(self, node: Node, quote: str) -> List[Piece]:
-        span = node_span(node, self.data)
-        return self._literal_run(span.start, span.end, quote or "")
+        data = self.data
+        start, end = node.start_byte, node.end_byte  # (node_span, without a call when no blank)
+        if start < end and (data[start] in _LEADING_BLANKS or data[end - 1] in _TRAILING_BLANKS):
+            span = node_span(node, data)
+            start, end = span.start, span.end
+        return self._literal_run(start, end, quote or "")
+
+    def _literal_value(self, start: int, end: int, quote: str) -> Value:
+        """``Value(tuple(self._literal_run(start, end, quote)))``, for ``start < end``."""
+        data = self.data
+        if data.find(b"\\", start, end) < 0:  # no escape (most runs): one piece
+            return Value((Piece(data[start:end].decode("utf-8", errors="replace"), Span(start, end), quote),))
+        return Value(tuple(self._literal_run(start, end, quote)))
 
     def _literal_run(self, start: int, end: int, quote: str) -> List[Piece]:
         """Literal source bytes [start, end) as pieces, resolving backslash escapes.
@@ -1094,26 +1110,31 @@ class Values:
         flush(end)
         return pieces
 
-    def _double_quoted(self, node: Node, depth: int) -> List[Value]:
+    def _double_quoted(self, node: Node, depth: int, quote: str = "") -> List[Value]:
+        """A double-quoted string (``quote``, the quoting around it, changes nothing inside)."""
         interior = quoted_interior(node, self.data)
         inner_start, inner_end = interior.start, interior.end
         parts: List[List[Value]] = []
         position = inner_start
+        data = self.data
         for child in node.named_children:
-            child_span = node_span(child, self.data)
             if child.type == "string_content":
-                continue
-            if child_span.start > position:
-                parts.append([Value(tuple(self._literal_run(position, child_span.start, '"')))])
-            parts.append(self.evaluate(child, depth + 1, quote='"'))
-            position = child_span.end
+                continue  # (read with the text around the expansions)
+            start, end = child.start_byte, child.end_byte  # (node_span, without a call when no blank)
+            if start < end and (data[start] in _LEADING_BLANKS or data[end - 1] in _TRAILING_BLANKS):
+                child_span = node_span(child, data)
+                start, end = child_span.start, child_span.end
+            if start > position:
+                parts.append([self._literal_value(position, start, '"')])
+            parts.append(self.evaluate(child, depth + 1, '"'))
+            position = end
         if inner_end > position:
-            parts.append([Value(tuple(self._literal_run(position, inner_end, '"')))])
+            parts.append([self._literal_value(position, inner_end, '"')])
         if not parts:
             return [Value(())]
         return _product(parts)
 
-    def _heredoc(self, node: Node, depth: int) -> List[Value]:
+    def _heredoc(self, node: Node, depth: int, quote: str = "") -> List[Value]:
         """A here-document body: literal when its delimiter is quoted (``<<'EOF'``), else expanded
         like a double-quoted string in which a backslash quotes only ``$ ` \\`` and newline.
         Pieces of an unquoted body have quote ``"<<"``; of a quoted one, ``"'"``."""
@@ -1132,11 +1153,11 @@ class Values:
                 continue
             child_span = node_span(child, self.data)
             if child_span.start > position:
-                parts.append([Value(tuple(self._literal_run(position, child_span.start, "<<")))])
-            parts.append(self.evaluate(child, depth + 1, quote="<<"))
+                parts.append([self._literal_value(position, child_span.start, "<<")])
+            parts.append(self.evaluate(child, depth + 1, "<<"))
             position = child_span.end
         if end > position:
-            parts.append([Value(tuple(self._literal_run(position, end, "<<")))])
+            parts.append([self._literal_value(position, end, "<<")])
         return _product(parts) if parts else [Value(())]
 
     def _sequence(self, children: Sequence[Node], depth: int, quote: str) -> List[Value]:
@@ -1184,22 +1205,19 @@ class Values:
 
     def _expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
         span = node_span(node, self.data)
-        name_node = next((c for c in node.named_children if c.type in ("variable_name", "special_variable_name")), None)
-        if name_node is None:
-            return [Value((Piece("", span, quote, known=False),))]
-        return self._substitute(self.node_text(name_node), span, node, depth, quote)
+        for child in node.named_children:
+            if child.type in _NAMES:
+                return self._substitute(self.node_text(child), span, node, depth, quote)
+        return [Value((Piece("", span, quote, known=False),))]
 
     def _substitute(self, name: str, span: Span, node: Node, depth: int, quote: str) -> List[Value]:
-        unknown = Value((Piece("", span, quote, known=False, name=name),))
-        if name not in self.assignments:
+        found = self.lookup(name, span.start, node, depth + 1) if name in self.assignments else None
+        if not found:  # (None: never assigned by the script, ``$SLURM_JOB_ID``: lookup finds nothing)
             if self.outer is not None:
-                return self.outer_values(name, span, quote, depth) or [unknown]
-            return [unknown]  # never assigned by the script (``$SLURM_JOB_ID``): lookup finds nothing
-        found = self.lookup(name, span.start, node, depth + 1)
-        if not found:
-            if self.outer is not None:
-                return self.outer_values(name, span, quote, depth) or [unknown]
-            return [unknown]
+                found = self.outer_values(name, span, quote, depth)
+                if found:
+                    return found
+            return [Value((Piece("", span, quote, known=False, name=name),))]
         unquoted = quote == ""
         site = (span,)
         # Alternatives share most of their pieces (``if …; then X="$X --a"; fi`` gives two values
@@ -1207,6 +1225,14 @@ class Values:
         # carried to this site once, whatever the number of alternatives holding it, and each
         # value is then mapped piece by piece without a Python step per piece (one of the
         # model's hottest paths).
+        if len(found) == 1:  # one value (most): no piece to share with another
+            pieces = found[0].pieces
+            if len(set(map(id, pieces))) == len(pieces):
+                return [Value(tuple([
+                    Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
+                    if p.known else _carried_unknown(p, span, quote, name, site, unquoted)
+                    for p in pieces
+                ]))]
         originals: Dict[int, Piece] = {}
         for value in found:
             originals.update(zip(map(id, value.pieces), value.pieces))
@@ -1214,22 +1240,16 @@ class Values:
         for key, p in originals.items():
             if p.known:
                 carried[key] = Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
-            elif p.span is not None:
-                carried[key] = Piece(p.text, p.span or span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
             else:
-                carried[key] = Piece("", span, quote, False, p.name or name, False, p.via + site, unquoted, False, p.loop)
+                carried[key] = _carried_unknown(p, span, quote, name, site, unquoted)
         get = carried.__getitem__
-        return [
-            Value(tuple(map(get, map(id, value.pieces)))) if value.pieces or value.known else unknown
-            for value in found
-        ]
+        return [Value(tuple(map(get, map(id, value.pieces)))) for value in found]  # (an empty value is known)
 
     def _braced_expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
         span = node_span(node, self.data)
         children = [c for c in node.children if c.type not in ("${", "}")]
-        unknown = Value((Piece("", span, quote, known=False),))
         if not children:
-            return [unknown]
+            return [Value((Piece("", span, quote, known=False),))]
         first = children[0]
         if first.type not in ("variable_name", "special_variable_name"):
             if first.type == "subscript":
@@ -1241,7 +1261,7 @@ class Values:
                     if found:
                         return self._substitute(name, span, node, depth, quote)
                     return [Value((Piece("", span, quote, known=False, name=name),))]
-            return [unknown]  # ${#X}, ${!X}, …
+            return [Value((Piece("", span, quote, known=False),))]  # ${#X}, ${!X}, …
         name = self.node_text(first)
         rest = children[1:]
         if not rest:
@@ -1264,7 +1284,7 @@ class Values:
                 return [Value((Piece("", span, quote, known=False, name=name),))]
             return found
         if operator in (":+", "+"):
-            return [unknown]
+            return [Value((Piece("", span, quote, known=False),))]
         return [Value((Piece("", span, quote, known=False, name=name),))]
 
     # -- words as the shell splits them --------------------------------------------------------
@@ -1278,17 +1298,19 @@ class Values:
         if node.type not in _PLAIN_WORDS:
             return None
         data = self.data
-        span = node_span(node, data)
-        start = span.start
-        if start >= span.end or (self._cut_words and start and data[start - 1] == 36):
+        start, end = node.start_byte, node.end_byte
+        if start < end and (data[start] in _LEADING_BLANKS or data[end - 1] in _TRAILING_BLANKS):
+            span = node_span(node, data)
+            start, end = span.start, span.end
+        if start >= end or (self._cut_words and start and data[start - 1] == 36):
             return None
-        if data.find(b"\\", start, span.end) >= 0:
+        if data.find(b"\\", start, end) >= 0:
             return None
-        return data[start : span.end].decode("utf-8", errors="replace")
+        return data[start:end].decode("utf-8", errors="replace")
 
     def command_words(self, nodes: Iterable[Node]) -> List["Word"]:
         """The argv a list of argument nodes produces (primary alternative, after splitting)."""
-        words: List[Word] = Argv()
+        words = Argv()
         data = self.data
         # A node right after a ``$`` may continue a word the grammar cut at a bare ``$``
         # (shell.word_chain): the one before it in ``nodes`` (which then evaluated to the whole
@@ -1301,14 +1323,17 @@ class Values:
             if kind in _PLAIN_WORDS:
                 # Fast path for the most common argument, a plain word: one literal piece (what
                 # evaluate, split_value and the loop below make of it, without the detours).
-                span = node_span(node, data)
-                start = span.start
+                start, end = node.start_byte, node.end_byte  # (node_span, without a call when no blank)
+                if start < end and (data[start] in _LEADING_BLANKS or data[end - 1] in _TRAILING_BLANKS):
+                    span = node_span(node, data)
+                    start, end = span.start, span.end
                 if cuts and data[start - 1] == 36 and start:
                     cut_end = self._continuation_end(node, start, cut_end)
                     if cut_end > start:
                         continue
-                if start < span.end and data.find(b"\\", start, span.end) < 0:
-                    text = data[span.start : span.end].decode("utf-8", errors="replace")
+                if start < end and data.find(b"\\", start, end) < 0:
+                    text = data[start:end].decode("utf-8", errors="replace")
+                    span = Span(start, end)
                     value = Value((Piece(text, span, ""),))
                     value._text = text  # what Value.text / .known compute, known here already
                     value._known = True
@@ -1346,7 +1371,7 @@ class Values:
                 words.append(Word(value, node, span, None))
             elif len(words) == before and len(alternatives) > 1:
                 # ``$OPTS`` whose most recent value is empty: no word, but the other values stay
-                words.gaps.append(Gap(before, node, span, alternatives, ifs))  # type: ignore[attr-defined]
+                words.add_gap(Gap(before, node, span, alternatives, ifs))
         return words
 
     def _continuation_end(self, node: Node, start: int, cut_end: int) -> int:
@@ -1420,6 +1445,27 @@ class Values:
 
 
 _PLAIN_WORDS = frozenset({"word", "number"})
+_NAMES = frozenset({"variable_name", "special_variable_name"})
+# The bytes ``node_span`` takes off a node's start and end.
+_LEADING_BLANKS = frozenset(b" \t\r\n")
+_TRAILING_BLANKS = frozenset(b" \t")
+# How ``Values.evaluate`` reads each kind of node (any other kind: its text as literal).
+_EVALUATION = {
+    "raw_string": Values._raw_string,
+    "ansi_c_string": Values._ansi_c_string,
+    "command_name": Values._command_name,
+    "string": Values._double_quoted,
+    "translated_string": Values._double_quoted,
+    "heredoc_body": Values._heredoc,
+    "concatenation": Values._concatenation,
+    "simple_expansion": Values._expansion,
+    "expansion": Values._braced_expansion,
+    "command_substitution": Values._run_time,
+    "arithmetic_expansion": Values._run_time,
+    "process_substitution": Values._run_time,
+    "brace_expression": Values._run_time,
+    "array": Values._array_value,
+}
 
 
 @dataclass
@@ -1436,11 +1482,17 @@ class Gap:
 
 class Argv(list):
     """The words of a command (a list of ``Word``), and its ``gaps``: the expansions whose
-    primary value gave no word, with the alternatives that do (read by ``gaps_of``)."""
+    primary value gave no word, with the alternatives that do (read by ``gaps_of``; set only
+    when there is one, so that making an argv calls no Python ``__init__``)."""
 
-    def __init__(self, *args) -> None:
-        super().__init__(*args)
-        self.gaps: List[Gap] = []
+    __slots__ = ("gaps",)
+    gaps: List[Gap]
+
+    def add_gap(self, gap: Gap) -> None:
+        try:
+            self.gaps.append(gap)
+        except AttributeError:
+            self.gaps = [gap]
 
 
 def gaps_of(argv: Sequence["Word"]) -> List[Gap]:
@@ -1553,6 +1605,18 @@ def _globs(field: Value) -> bool:
     if not any(p.split and p.known and GLOB_CHARACTERS.search(p.text) for p in field.pieces):
         return False
     return not (field.known and field.text.startswith("-"))
+
+
+def _carried_unknown(p: Piece, span: Span, quote: str, name: str, site: Tuple[Span], unquoted: bool) -> Piece:
+    """An unknown piece of ``$name``'s value as the expansion at ``span`` passes it on."""
+    if p.span is not None:
+        return Piece(p.text, p.span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
+    return Piece("", span, quote, False, p.name or name, False, p.via + site, unquoted, False, p.loop)
+
+
+def _unset(name: str) -> Value:
+    """The value of a variable the script may leave unset: unknown, from the environment."""
+    return Value((Piece("", None, known=False, name=name),))
 
 
 def _unknown_like(value: Value) -> Value:
@@ -1701,9 +1765,23 @@ def _product(parts: List[List[Value]]) -> List[Value]:
     # binds one: a combination is checked against them and the new part's own, rather than
     # ``consistent`` reading the whole combination again at every part.
     bound: Optional[List[Dict[int, int]]] = None
+    # The pieces of the parts with one value and no loop binding since the last part with
+    # several (most parts: the text and expansions of a long string): every result gets them
+    # alike, so they are joined to the results once, not one part at a time (which copies the
+    # growing results again at each part).
+    pending: List[Tuple[Piece, ...]] = []
     for alternatives in parts:
         if not alternatives:
             continue
+        if len(alternatives) == 1:
+            pieces = alternatives[0].pieces
+            if not any(map(_LOOP, pieces)):
+                if pieces:
+                    pending.append(pieces)
+                continue
+        if pending:
+            results = _joined(results, pending)
+            pending = []
         if any(any(map(_LOOP, a.pieces)) for a in alternatives):
             # Values bound to loop iterations: only combine pieces of the same iteration.
             if bound is None:
@@ -1728,7 +1806,15 @@ def _product(parts: List[List[Value]]) -> List[Value]:
         if bound is not None:
             bound = [held for held in bound for _ in alternatives]
         results = [r + a.pieces for r in results for a in alternatives]
+    if pending:
+        results = _joined(results, pending)
     return [Value(r) for r in results]
+
+
+def _joined(results: List[Tuple[Piece, ...]], pending: List[Tuple[Piece, ...]]) -> List[Tuple[Piece, ...]]:
+    """Every result followed by the pieces of ``pending`` in order."""
+    suffix = pending[0] if len(pending) == 1 else tuple(chain.from_iterable(pending))
+    return [r + suffix for r in results]
 
 
 def _bindings(pieces: Iterable[Piece]) -> Optional[Dict[int, int]]:
