@@ -3,7 +3,7 @@
 The model is built twice over the same scripts: as it runs, and with its shortcuts turned off
 (every node's span taken by ``node_span``, every plain word read through ``evaluate`` and word
 splitting, every ``+=`` looked for among the assignment's children, every part of a product
-joined to the results as it comes). Every command's argv, environment and step, and every
+joined to the results as it comes, every IFS assignment read again at each use). Every command's argv, environment and step, and every
 assignment, must come out the same, piece by piece.
 """
 from __future__ import annotations
@@ -39,6 +39,10 @@ SHAPES = [
     "srun bash <<'EOF'\necho $HOSTNAME\nEOF\n",
     'X=a\\ b\\$c\nsrun echo "$X" \'$X\' $\'x\\ty\' a\\ b "q\\"r"\n',
     'A=$B/c_$\nsrun echo $A/b_$C.d "x$"\n',
+    # the IFS each command splits on: in functions, branches, unset, appended, unknown
+    'L="a,b c"\nIFS=,\nsrun echo $L\nf() { local IFS=:; X="a:b"; srun echo $X $L; }\nIFS=";"\nsrun echo $L\nf\n',
+    'Z="e,f g"\nif [ -n "$Q" ]; then IFS=,; fi\nsrun echo $Z\nunset IFS\nsrun echo $Z\nIFS+=x\nsrun echo $Z\n'
+    'IFS=$SEP\nsrun echo $Z\nIFS=\nsrun echo $Z\n',
 ]
 
 
@@ -49,7 +53,9 @@ def _fingerprint(text: str) -> list:
         out.append((name, [(a.kind, a.span, a.exported, a.declared_by) for a in assignments]))
         out.append([v.pieces for v in model.values.lookup(name, len(model.data) + 1)])
     for command in model.commands:
-        out.append([(w.value.pieces, w.span, [a.pieces for a in w.alternatives or []], w.ifs) for w in command.argv])
+        # (the IFS a word was split on matters for its alternatives: a plain word has none)
+        out.append([(w.value.pieces, w.span, [a.pieces for a in w.alternatives or []], w.alternatives and w.ifs)
+                    for w in command.argv])
         out.append([(e.name, e.value.pieces, e.span) for e in command.env])
     for step in model.steps:
         out.append([(o.name, o.value, [w.span for w in o.words]) for o in step.options])
@@ -107,6 +113,14 @@ def _plain_add_assignment(original):
     return add
 
 
+def _afresh(original):
+    def read(self, assignment):
+        self._ifs_memo.clear()
+        return original(self, assignment)
+
+    return read
+
+
 @pytest.fixture
 def plain(monkeypatch):
     def turn_off():
@@ -116,6 +130,8 @@ def plain(monkeypatch):
         monkeypatch.setattr(
             model_values.Values, "_add_assignment", _plain_add_assignment(model_values.Values._add_assignment)
         )
+        for name in ("_function_of", "_ifs_texts"):  # what ifs_at reads of an assignment, read afresh
+            monkeypatch.setattr(model_values.Values, name, _afresh(getattr(model_values.Values, name)))
 
     return turn_off
 

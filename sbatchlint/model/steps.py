@@ -633,8 +633,7 @@ def parse_task_string(values: Values, string: Value, step: Optional[Step] = None
     parse = _parsed_task_string(values, string)
     if step is not None:
         step.task_values = parse.inner
-    fallback = step_span(step)
-    return [parse.command(index, step, fallback) for index in range(len(parse.nodes))]
+    return [parse.command(index, step) for index in range(len(parse.nodes))]
 
 
 def task_string_command(values: Values, string: Value, index: int, count: int, step: Step) -> Optional[Command]:
@@ -644,7 +643,7 @@ def task_string_command(values: Values, string: Value, index: int, count: int, s
     step.task_values = parse.inner
     if len(parse.nodes) != count:
         return None
-    return parse.command(index, step, step_span(step))
+    return parse.command(index, step)
 
 
 class _TaskParse:
@@ -664,7 +663,7 @@ class _TaskParse:
         self.nodes: List[Node] = _command_nodes(local)
         self.mapped: List[Optional[tuple]] = [None] * len(self.nodes)
 
-    def command(self, index: int, step: Optional[Step], fallback: Span) -> Command:
+    def command(self, index: int, step: Optional[Step]) -> Command:
         mapped = self.mapped[index]
         if mapped is None:
             command = _inner_command(self.local, index)
@@ -674,7 +673,9 @@ class _TaskParse:
             env = [(e.name, remap(e.value, string), _outer_span(string, e.span)) for e in command.env]
             mapped = self.mapped[index] = (command.node, argv, env)
         node, argv, env = mapped
-        return Command(node, list(argv), [EnvAssignment(name, value, span or fallback) for name, value, span in env], True, step)
+        # (an assignment whose bytes the batch script does not hold is placed at the step)
+        own = [EnvAssignment(name, value, span or step_span(step)) for name, value, span in env] if env else []
+        return Command(node, list(argv), own, True, step)
 
 
 def _parsed_task_string(values: Values, string: Value) -> _TaskParse:

@@ -419,13 +419,18 @@ class Values:
         # without any cut does not depend on what was being evaluated around it.
         self._cuts = 0
         self._read_memo: Dict[Tuple[int, int, int], Tuple[Optional[str], Optional[List[Value]]]] = {}
-        # Task strings (``bash -c "$CMD"``) parsed against these values (``model/steps.py``).
-        self.task_memo = TaskStringMemo()
+        self._ifs_memo: Dict[Tuple[str, int], object] = {}  # what ifs_at reads of each IFS assignment
         # Whether a word may be cut at a bare ``$`` (shell.word_chain): when not, nothing looks
         # for one. ``command`` nodes that are only assignments (such a cut: see _collect).
         self._cut_words = may_cut_words(root, data)
         self.assignment_commands: set = set()  # (start, end) of each
         self._collect(root, nodes)
+
+    @cached_property
+    def task_memo(self) -> TaskStringMemo:
+        """Task strings (``bash -c "$CMD"``) parsed against these values (``model/steps.py``;
+        made when first asked: the values of a task string itself seldom parse one)."""
+        return TaskStringMemo()
 
     # -- collection -------------------------------------------------------------------------
     def _collect(self, root: Node, nodes: Optional[Iterable[Node]] = None) -> None:
@@ -753,38 +758,71 @@ class Values:
         if not assignments:
             return DEFAULT_IFS
         at = node.start_byte
-        scopes = list(ancestors(node))
-        functions = {(n.start_byte, n.end_byte) for n in scopes if n.type == "function_definition"}
-        use_scopes = {(n.start_byte, n.end_byte, n.type) for n in scopes}
+        scopes: Optional[tuple] = None  # the functions and constructs around the use, built when first needed
         candidates = []
         for assignment in assignments:
             if assignment.start >= at or assignment.in_string or assignment.sourced is not None:
                 continue
-            owner = next((a for a in ancestors(assignment.node) if a.type == "function_definition"), None)
-            if owner is not None and (owner.start_byte, owner.end_byte) not in functions:
-                continue
+            owner = self._function_of(assignment)
+            if owner is not None:
+                if scopes is None:
+                    scopes = _scope_sets(node)
+                if owner not in scopes[0]:
+                    continue
             candidates.append(assignment)
         texts = set()
         for assignment in reversed(candidates):
-            if assignment.kind == "unset":
-                texts.add(DEFAULT_IFS)
-            elif assignment.kind != "assign":
+            found = self._ifs_texts(assignment)
+            if found is None:
                 return None
-            elif assignment.value_node is None:
-                texts.add("")
-            else:
-                for value in self._assignment_values(assignment, 0):
-                    text = "".join(
-                        p.text if p.known else DEFAULT_IFS if p.name == "IFS" else "\0" for p in value.pieces
-                    )
-                    if "\0" in text:
-                        return None
-                    texts.add(text)
-            if not any(key not in use_scopes for key in self._conditional_scopes(assignment)):
+            texts.update(found)
+            conditional = self._conditional_scopes(assignment)
+            if not conditional:
+                break
+            if scopes is None:
+                scopes = _scope_sets(node)
+            if not any(key not in scopes[1] for key in conditional):
                 break
         else:
             texts.add(DEFAULT_IFS)  # no assignment runs for certain before the use
         return texts.pop() if len(texts) == 1 else None
+
+    def _function_of(self, assignment: Assignment) -> Optional[Tuple[int, int]]:
+        """The bounds of the function an assignment is made in (None: none), computed once."""
+        memo = self._ifs_memo
+        key = ("function", id(assignment))
+        if key in memo:
+            return memo[key]
+        owner = next((a for a in ancestors(assignment.node) if a.type == "function_definition"), None)
+        found = memo[key] = None if owner is None else (owner.start_byte, owner.end_byte)
+        return found
+
+    def _ifs_texts(self, assignment: Assignment) -> Optional[Tuple[str, ...]]:
+        """The IFS values an assignment of IFS may set, or None when one is not known (computed
+        once, unless asked while an assignment is being evaluated: a cycle may cut it short)."""
+        memo = self._ifs_memo
+        key = ("texts", id(assignment))
+        if key in memo:
+            return memo[key]
+        found: Optional[Tuple[str, ...]]
+        if assignment.kind == "unset":
+            found = (DEFAULT_IFS,)
+        elif assignment.kind != "assign":
+            found = None
+        elif assignment.value_node is None:
+            found = ("",)
+        else:
+            texts = []
+            for value in self._assignment_values(assignment, 0):
+                text = "".join(p.text if p.known else DEFAULT_IFS if p.name == "IFS" else "\0" for p in value.pieces)
+                if "\0" in text:
+                    texts = None
+                    break
+                texts.append(text)
+            found = None if texts is None else tuple(texts)
+        if not self._evaluating:
+            memo[key] = found
+        return found
 
     @cached_property
     def globbing(self) -> bool:
@@ -1612,6 +1650,13 @@ def _carried_unknown(p: Piece, span: Span, quote: str, name: str, site: Tuple[Sp
     if p.span is not None:
         return Piece(p.text, p.span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
     return Piece("", span, quote, False, p.name or name, False, p.via + site, unquoted, False, p.loop)
+
+
+def _scope_sets(node: Node) -> Tuple[set, set]:
+    """The functions around ``node`` (their bounds) and every construct around it (bounds and type)."""
+    scopes = list(ancestors(node))
+    functions = {(n.start_byte, n.end_byte) for n in scopes if n.type == "function_definition"}
+    return functions, {(n.start_byte, n.end_byte, n.type) for n in scopes}
 
 
 def _unset(name: str) -> Value:
