@@ -306,7 +306,11 @@ def _compiled_copy(tmp_path):
     copy = tmp_path / "tree"
     shutil.copytree(os.path.dirname(os.path.abspath(sbatchlint.__file__)), copy / "sbatchlint",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    assert compileall.compile_dir(str(copy), quiet=1)
+    prefix, sys.pycache_prefix = sys.pycache_prefix, None  # beside the sources, where the run looks
+    try:
+        assert compileall.compile_dir(str(copy), quiet=1)
+    finally:
+        sys.pycache_prefix = prefix
     env = {name: value for name, value in os.environ.items() if name not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     env["PYTHONPATH"] = os.pathsep.join([str(copy)] + _clean_path()[1:])
     return copy / "sbatchlint", env
