@@ -28,6 +28,7 @@ from ..lazyclass import dataclass, field
 from ..shell import ancestors, node_span
 from ..source import Span
 from .steps import task_tree
+from .swaps import swapped_words
 from .values import CONDITIONAL_TYPES, Assignment, Piece, Value, Values, Word
 from ..lazyre import lazy
 
@@ -243,7 +244,7 @@ def _task_expands_at(occurrence: Occurrence, name: str, contexts: Dict[str, Node
     text = occurrence.value.text
     root = contexts.get(text)
     if root is None:
-        root = task_tree(values, text.encode("utf-8")).root_node  # parsed once with the steps'
+        root = _own_tree(occurrence, values) or task_tree(values, text.encode("utf-8")).root_node
         contexts[text] = root
     start = occurrence.offset
     end = start + len(("${" + name + "}").encode("utf-8"))
@@ -253,6 +254,17 @@ def _task_expands_at(occurrence: Occurrence, name: str, contexts: Dict[str, Node
     if node is None or node.type != "expansion" or (node.start_byte, node.end_byte) != (start, end):
         return False
     return not any(a.type in ("raw_string", "comment", "heredoc_body", "ERROR") for a in ancestors(node))
+
+
+def _own_tree(occurrence: Occurrence, values: Values) -> Optional[Node]:
+    """The tree of the step's own task string (parsed with the steps) when this alternative of
+    it parses the same (``model/swaps.py``: a loop's ``--tp 1`` against ``--tp 4``), else None."""
+    string = occurrence.step.task_string
+    value = occurrence.value
+    if not occurrence.in_string or string is None or value is string:
+        return None
+    root = task_tree(values, string.text.encode("utf-8")).root_node
+    return root if swapped_words(root, string, value) is not None else None
 
 
 def _within(span: Span, node: Node) -> bool:

@@ -50,6 +50,8 @@ from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .branches import alternative_groups
 from .steps import SHELLS, Command, Step, parse_task_string, task_string_command
+from .steps import _inner_command as inner_command, _parsed_task_string as parsed_task_string
+from .swaps import swapped_words
 from .values import Piece, Value, Word, split_value, consistent
 from ..shell import ancestors
 from ..lazyre import lazy
@@ -910,16 +912,48 @@ def _string_variants(script: "Script", step: Step, index: int) -> List[Command]:
     alternatives = argv[j].alternatives[-MAX_VARIANTS:]
     own = step.task_values
     count = len(step.task_commands)
+    # the primary alternative is the string the step's task commands were parsed from
+    primary = _same_pieces(alternatives[-1], step.task_string)
     for alternative in alternatives:
-        if alternative is alternatives[-1] and _same_pieces(alternative, step.task_string):
-            # the primary alternative is the string the step's task commands were parsed from
+        if alternative is alternatives[-1] and primary:
             step.task_values = own
             out.append(step.task_commands[index])
             continue
-        command = task_string_command(script.values, alternative, index, count, step)
+        command = _substituted(script, step, alternative, index) if primary else None
+        if command is None:
+            command = task_string_command(script.values, alternative, index, count, step)
         if command is not None:
             out.append(command)
     return out
+
+
+def _substituted(script: "Script", step: Step, alternative: Value, index: int) -> Optional[Command]:
+    """Task command ``index`` of an alternative string that parses as the step's own string and
+    differs from it only in plain literal arguments of that command (``for TP in 1 2 4; do srun
+    bash -c "… --tp $TP"``, see ``model/swaps.py``): the command the step's own string parsed to,
+    its words mapped onto the alternative's pieces. That is what parsing the alternative gives
+    (the same tree, the same words, each literal word read off the same bytes), without parsing
+    it. None when the shortcut does not apply (the caller parses). The command's node is the one
+    of the step's own string (the same kind, at the same bytes)."""
+    string = step.task_string
+    assert string is not None
+    parse = parsed_task_string(script.values, string)  # (memoised: the step's own parse)
+    if index >= len(parse.nodes):
+        return None
+    swapped = swapped_words(parse.local[0].root_node, string, alternative)
+    if not swapped:
+        return None  # another shape, or the same text (whose memoised parse answers as cheaply)
+    inner = inner_command(parse.local, index)
+    words = {word.span.start: word for word in inner.argv[1:]}
+    for node in swapped:
+        word = words.get(node.start_byte)
+        if word is None or node.parent != inner.node or word.alternatives is not None or len(word.value.pieces) != 1:
+            return None  # a word of another command, or one the command does not read literally
+        piece = word.value.pieces[0]
+        span = piece.span
+        if span is None or span.start != node.start_byte or span.end != node.end_byte or word.span.end != span.end or not piece.exact:
+            return None
+    return parse.command_in(alternative, index, step)
 
 
 def _same_pieces(value: Value, other: Optional[Value]) -> bool:

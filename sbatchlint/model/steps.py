@@ -677,6 +677,17 @@ class _TaskParse:
         own = [EnvAssignment(name, value, span or step_span(step)) for name, value, span in env] if env else []
         return Command(node, list(argv), own, True, step)
 
+    def command_in(self, string: Value, index: int, step: Optional[Step]) -> Command:
+        """Command ``index`` with its words mapped onto ``string`` instead: another string whose
+        text parses to the same words at the same bytes (see ``launch._substituted``)."""
+        command = _inner_command(self.local, index)
+        cuts = self.cuts
+        argv = [_remap_word(word, string, cuts) for word in command.argv]
+        env = [
+            EnvAssignment(e.name, remap(e.value, string), _outer_span(string, e.span) or step_span(step)) for e in command.env
+        ]
+        return Command(command.node, argv, env, True, step)
+
 
 def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
     """The parse of a task string (computed once per string value)."""
