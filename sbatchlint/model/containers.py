@@ -510,7 +510,9 @@ class Containers:
         for container in self.steps:
             container.auto_mounts = self.auto_mounts
         self._env_cache: Dict[Tuple[int, str], EnvSetting] = {}
-        self._settable: Dict[int, set] = {}  # per step: the names something may set (see _may_be_set)
+        # per step: the names something may set, whether anything may, the --export list (_may_be_set)
+        self._settable: Dict[int, Tuple[set, bool, Optional[str]]] = {}
+        self._image_env: Dict[int, Tuple[StepContainer, Dict[str, str]]] = {}  # per container
         self.host_paths: List[PathUse] = _host_paths(script)
         self.container_paths: List[PathUse] = []
         for container in self.steps:
@@ -708,7 +710,7 @@ class Containers:
         container = self.for_step(step)
         if not container.containerized or setting.where == "task":
             return setting
-        own = image_environment(container, self.script.settings)
+        own = self._image_environment(container)
         if setting.name not in own:
             return setting
         listed = step.option(option_table.CONTAINER_ENV) or container.environment_env
@@ -720,28 +722,37 @@ class Containers:
         value = Value((Piece(own[setting.name], None),))
         return EnvSetting(setting.name, [value], "image", None, setting.span, overrides)
 
+    def _image_environment(self, container: StepContainer) -> Dict[str, str]:
+        """``image_environment`` of a step's container (once per container; shared, read only)."""
+        found = self._image_env.get(id(container))
+        if found is None:  # (the container is kept alive with it, so its id stays its own)
+            found = self._image_env[id(container)] = (container, image_environment(container, self.script.settings))
+        return found[1]
+
     def _may_be_set(self, step: Step, name: str) -> bool:
         """False when nothing can set ``name`` for the step's tasks: no assignment in the batch
         script, none before the task command or in its string (or a file it sources), and no
         mention in ``--export``."""
-        names = self._settable.get(id(step))
-        if names is None:
+        found = self._settable.get(id(step))
+        if found is None:
             names = set(self.script.values.assignments)
             for command in step.task_commands:
                 names.update(env.name for env in command.env)
             names.update(task_string_assignments(self.script, step))
-            for entry in task_sources(self.script, step, self.for_step(step)):
+            sources = task_sources(self.script, step, self.for_step(step))
+            for entry in sources:
                 if entry.values is not None:
                     names.update(entry.values.assignments)
-            self._settable[id(step)] = names
-        if name in names:
-            return True
-        if any(not entry.resolved for entry in task_sources(self.script, step, self.for_step(step))):
-            return True  # the task string sources a file the model cannot read
-        if self.script.values.sourced and self.script.values.unresolved_source(step.command.node.start_byte) is not None:
-            return True  # a file the model cannot read is sourced before the step
-        export = step.option(option_table.EXPORT)
-        return export is not None and export.value is not None and name in export.value
+            values = self.script.values
+            # the task string sources a file the model cannot read, or one is sourced before the step
+            anything = any(not entry.resolved for entry in sources) or bool(
+                values.sourced and values.unresolved_source(step.command.node.start_byte) is not None
+            )
+            export = step.option(option_table.EXPORT)
+            exported = export.value if export is not None else None
+            found = self._settable[id(step)] = (names, anything, exported)
+        names, anything, exported = found
+        return name in names or anything or (exported is not None and name in exported)
 
     # -- building the container side ------------------------------------------------------------
     def _container_paths(self, container: StepContainer) -> List[PathUse]:
@@ -754,6 +765,8 @@ class Containers:
         for command in step.task_commands:
             out.extend(_command_paths(self.script, command, step))
         for name in CACHE_VARIABLES:
+            if not self._may_be_set(step, name) and name not in self._image_environment(container):
+                continue  # what task_env answers without a search: unset, no path
             setting = self.task_env(step, name)
             if not setting.is_set or setting.value is None:
                 continue
