@@ -165,3 +165,35 @@ def test_expansion_findings_are_the_same_without_the_steps_tree(body, monkeypatc
     fast = [(d.code, d.span, d.message) for d in lint_text(text)]
     monkeypatch.setattr(boundary, "_own_tree", lambda *args: None)
     assert [(d.code, d.span, d.message) for d in lint_text(text)] == fast
+
+
+@pytest.mark.parametrize("body", EXPANSION_SHAPES + [
+    'CMD="python t.py --w $WORKSPACE --o $WORKSPACE"\nfor TP in 1 2; do\n  srun bash -c "$CMD --tp $TP"\ndone\n',
+    'if [ -n "$A" ]; then X=1; else X=2; fi\nsrun --export=ALL,W=$WORKSPACE bash -c "python t.py $X $WORKSPACE"\n',
+    # the words an unquoted flag splits into share its alternatives: each is recorded once
+    'if [ "$MODE" == a ]; then F="--bin-size ${SIZE}"; else F="--bins 4"; fi\nsrun prep ${F} --seed 1\n',
+])
+def test_every_occurrence_of_an_early_expansion_is_recorded_once(body):
+    """Each (site, step, alternative, offset) once, and every one of them: what a scan of the
+    steps' task words finds."""
+    from sbatchlint.model import boundary
+
+    script = Script(Source((HEADER + body).encode(), "job.sh"))
+    recorded = [
+        (entry.site.start, entry.site.end, id(o.step), id(o.value), o.offset)
+        for entry in script.early_expansions
+        for o in entry.occurrences
+    ]
+    assert len(recorded) == len(set(recorded))
+    expected = set()
+    for step in script.steps:
+        for word, _ in boundary._task_words(step):
+            for value in boundary._alternatives(word):
+                for offset, piece in boundary._named_unknowns(value):
+                    if boundary._is_expansion_of(script.data, piece):
+                        expected.add((piece.span.start, piece.span.end, id(step), id(value), offset))
+    # (an environment word is made afresh on each scan: compare those by site and offset)
+    def loose(marks):
+        return {(a, b, s, o) for a, b, s, _v, o in marks}
+    assert loose(recorded) == loose(expected)
+    assert {m for m in recorded if m[3] in {x[3] for x in expected}} <= expected

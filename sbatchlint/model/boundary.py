@@ -113,6 +113,9 @@ def early_expansions(script: "Script") -> List[EarlyExpansion]:
 
 def build_early(script: "Script") -> List[EarlyExpansion]:
     found: Dict[Tuple[int, int], EarlyExpansion] = {}
+    # (site, step, value, offset) of every occurrence recorded: its value is held by the
+    # occurrence, so the id stays its own (one set instead of a scan of the site's occurrences)
+    recorded: Set[Tuple[int, int, int, int, int]] = set()
     data = script.data
     for step in script.steps:
         for word, in_string in _task_words(step):
@@ -128,15 +131,14 @@ def build_early(script: "Script") -> List[EarlyExpansion]:
                             piece.name, piece.span, piece.quote, piece.via, _holder(script, piece.span)
                         )
                         found[key] = entry
-                    duplicate = any(
-                        o.step is step and o.value is value and o.offset == offset for o in entry.occurrences
-                    )
-                    if not duplicate:
+                    mark = (key[0], key[1], id(step), id(value), offset)
+                    if mark not in recorded:
+                        recorded.add(mark)
                         entry.occurrences.append(Occurrence(step, in_string, value, offset, word))
     out = sorted(found.values(), key=lambda e: (e.site.start, e.site.end))
     if not out:
         return out  # nothing to judge: no need to trace where variables flow
-    flows = _Flows(script)
+    flows: List[_Flows] = []  # where variables flow: traced when an entry first asks
     contexts: Dict[str, Node] = {}
     for entry in out:
         entry.blocker, entry.reason = _escapable(script, entry, flows, contexts)
@@ -219,8 +221,9 @@ def _enclosing_assignment(script: "Script", site: Span) -> Optional[Node]:
 
 
 # -- can the batch shell's expansion be handed to the task? ---------------------------------------
-def _escapable(script: "Script", entry: EarlyExpansion, flows: "_Flows", contexts: Dict[str, Node]) -> Tuple[str, str]:
-    """(blocker, reason): what prevents handing the expansion to the task's shell, if anything."""
+def _escapable(script: "Script", entry: EarlyExpansion, traced: "List[_Flows]", contexts: Dict[str, Node]) -> Tuple[str, str]:
+    """(blocker, reason): what prevents handing the expansion to the task's shell, if anything
+    (``traced``: the script's ``_Flows`` once built, shared by its entries)."""
     if entry.quote not in BACKSLASH_QUOTES:
         return "quote", "it is not in a double-quoted or unquoted text where `\\$` works"
     if entry.direct:
@@ -228,6 +231,9 @@ def _escapable(script: "Script", entry: EarlyExpansion, flows: "_Flows", context
     for occurrence in entry.occurrences:
         if not _task_expands_at(occurrence, entry.name, contexts, script.values):
             return "task-quoting", "the task's shell would not expand it there (it is quoted or escaped in the command string)"
+    if not traced:
+        traced.append(_Flows(script))
+    flows = traced[0]
     assignment = _enclosing_assignment(script, entry.site)
     if assignment is None:
         if any(_within(entry.site, node) for node in flows.string_nodes):
