@@ -387,3 +387,34 @@ def test_an_array_splat_gives_one_word_per_element(word, argv):
         assert [w.text for w in words] == argv
     for w in words:
         assert w.text == w.value.text == "".join(p.text if p.known else p.render() for p in w.pieces)
+
+
+# -- SBL202: a command string with a blank in its literal text is not evaluated ----------------
+QUOTED_VALUES = [
+    '"torchrun --nnodes=$N train.py"', '"$A $B"', '"${A:-x y}"', '"$A"', '"a\\ b"', '"a\\\tb"',
+    '"x\\\ny"', '"${A}${B}"', '"pre ${A:-}"', '"$(hostname) x"', '"a\\"b c"', '"\tx$A"',
+    '"$A\t"', '"${A// /_}"', '"/results/${SLURM_JOB_ID}"', '""', '"$A""$B c"', '"a$A b"',
+    '"${A:+--flag $B}"', '"x${A[@]}y"', '"\\$A b"',
+]
+ASSIGNED = ["", 'A="1 2"\n', "A=1\nB=2\n", 'A=x\nB="y z"\n', "for A in p q; do :; done\n"]
+
+
+@pytest.mark.parametrize("value", QUOTED_VALUES)
+@pytest.mark.parametrize("before", ASSIGNED)
+def test_a_blank_in_a_strings_literal_text_is_in_every_value_it_takes(value, before):
+    model = script(HEADER + before + f"CMD={value}\n")
+    (assignment,) = model.values.assignments["CMD"]
+    node = assignment.value_node
+    values = model.values.evaluate(node)
+    blank_everywhere = bool(values) and all(any(c.isspace() for c in v.text) for v in values)
+    if model.blank_in_quoted_literal(node):
+        assert blank_everywhere, (value, [v.text for v in values])
+
+
+def test_the_blank_test_finds_the_literal_blanks():
+    def blank(value: str) -> bool:
+        model = script(HEADER + f"CMD={value}\n")
+        return model.blank_in_quoted_literal(model.values.assignments["CMD"][0].value_node)
+
+    assert blank('"torchrun --nnodes=$N train.py"') and blank('"a\\ b"') and blank('"\tx$A"')
+    assert not blank('"${A:-x y}"') and not blank('"$A"') and not blank("'a b'") and not blank('"a\\\nb"')

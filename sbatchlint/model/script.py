@@ -286,6 +286,26 @@ class Script:
                     return True
         return any(hidden.name == name for hidden in shell.hidden_expansions(self.node_index, self.data))
 
+    def blank_in_quoted_literal(self, node) -> bool:
+        """Whether ``node`` is a double-quoted string with a space or a tab in its literal text
+        (outside its expansions): then every value it evaluates to holds that blank, since each
+        holds every literal run of the string (``Values._double_quoted``) and inside double
+        quotes a backslash never takes a space or a tab away. Cheaper than evaluating it."""
+        if node.type != "string":
+            return False
+        data = self.data
+        interior = shell.quoted_interior(node, data)
+        position = interior.start
+        for child in node.named_children:
+            if child.type == "string_content":
+                continue
+            start = child.start_byte
+            if start > position and (data.find(b" ", position, start) >= 0 or data.find(b"\t", position, start) >= 0):
+                return True
+            position = max(position, child.end_byte)
+        end = interior.end
+        return end > position and (data.find(b" ", position, end) >= 0 or data.find(b"\t", position, end) >= 0)
+
     def is_comment(self, offset: int) -> bool:
         node = self.root.descendant_for_byte_range(offset, offset + 1)
         return node is not None and node.type == "comment"

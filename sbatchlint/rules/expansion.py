@@ -857,6 +857,8 @@ def _value_of_its_own(script, entry: EarlyExpansion) -> bool:
     for assignment in script.values.assignments.get(entry.holder, []):
         if assignment.value_node is None or not assignment.span.start <= entry.site.start < assignment.span.end:
             continue
+        if script.blank_in_quoted_literal(assignment.value_node):
+            return False  # every value holds that blank: not worth evaluating the expansions
         values = script.values.evaluate(assignment.value_node)
         return bool(values) and not any(char.isspace() for value in values for char in value.text)
     return False
