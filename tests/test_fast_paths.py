@@ -418,3 +418,36 @@ def test_the_blank_test_finds_the_literal_blanks():
 
     assert blank('"torchrun --nnodes=$N train.py"') and blank('"a\\ b"') and blank('"\tx$A"')
     assert not blank('"${A:-x y}"') and not blank('"$A"') and not blank("'a b'") and not blank('"a\\\nb"')
+
+
+# -- a step's geometry reads its options by canonical name in one pass --------------------------
+STEP_LINES = [
+    "srun -N 1 --nodes=2 --ntasks=4 python a.py",
+    "srun --tasks-per-node=2 --ntasks-per-node=4 python a.py",
+    "srun --ntasks-per-node=4 --tasks-per-node=2 -c 3 --cpus-per-task=5 python a.py",
+    "srun --gpus-per-node=2 --gres=gpu:4 --gpus=8 --gpus-per-task=1 --het-group=1 python a.py",
+    "srun -n2 -N2 --nodes 3 -n 5 python a.py",
+    "srun python a.py",
+]
+
+
+@pytest.mark.parametrize("line", STEP_LINES)
+def test_the_last_option_of_each_name_is_the_one_step_option_finds(line):
+    from sbatchlint import options as option_table
+    from sbatchlint.model.geometry import last_options, step_option
+
+    (step,) = script(HEADER + line + "\n").steps
+    last = last_options(step)
+    names = set(option_table.SBATCH) | set(option_table.ALIASES.values()) | set(last)
+    for name in sorted(names):
+        assert last.get(name) is step_option(step, name), name
+
+
+def test_the_winning_directive_follows_a_directive_added_after_a_question():
+    from sbatchlint.model.header import Directive
+
+    header = script(HEADER + "srun python a.py\n").header
+    assert header.winning("nodes").value == "2" and header.get("nodes").value == "2"
+    later = Directive(**{**header.winning("nodes").__dict__, "value": "5"})
+    header.directives.append(later)
+    assert header.winning("nodes") is later and header.get("nodes") is later

@@ -439,6 +439,12 @@ def step_option(step: "Step", name: str) -> Optional["StepOption"]:
     return found
 
 
+def last_options(step: "Step") -> Dict[str, "StepOption"]:
+    """The step's last option of each canonical name: ``step_option`` for every name at once."""
+    canonical = option_table.canonical
+    return {canonical(opt.name): opt for opt in step.options}
+
+
 def job_geometry(script: "Script") -> Geometry:
     """The job as the header requests it (what ``SLURM_*`` variables hold in the batch shell)."""
     return script.job_geometry
@@ -590,9 +596,10 @@ def geometry(script: "Script", step: "Step") -> Geometry:
 
 def _build_step(script: "Script", step: "Step") -> Geometry:
     job = job_geometry(script)
+    step_option = last_options(step).get  # (``step_option`` for each name, in one pass)
 
     def flag(name: str) -> Tuple[Optional["StepOption"], Optional[str]]:
-        opt = step_option(step, name)
+        opt = step_option(name)
         if opt is None:
             return None, None
         return opt, step_option_text(opt, job)
@@ -627,7 +634,7 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
     # GPUs: step flags override the header's.
     requests: Dict[str, Tuple[Optional[str], Origin]] = {}
     for name in GPU_OPTIONS:
-        opt = step_option(step, name)
+        opt = step_option(name)
         if opt is None:
             continue
         text = step_option_text(opt, job)
@@ -657,7 +664,7 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
             or _inherited_cpus(script, job)
             or Quantity(1, Origin("default", option_table.CPUS_PER_TASK))
         )
-    het_group = step_option(step, option_table.HET_GROUP)
+    het_group = step_option(option_table.HET_GROUP)
     other_component = het_group is not None and (het_group.value or "").strip() not in ("", "0")
     if step.options_incomplete or other_component:
         # (a step of another component of a heterogeneous job inherits that component's

@@ -207,12 +207,18 @@ class Header:
 
     def get(self, name: str) -> Optional[Directive]:
         """The directive that wins for a long option name (the last one in the header)."""
-        return self._indexes()[1].get(name)
+        cache = self.__dict__.get("_cache")  # (``_indexes``, inlined as in ``winning``)
+        if cache is None or cache[0] != len(self.directives):
+            return self._indexes()[1].get(name)
+        return cache[2].get(name)
 
     def winning(self, canonical_name: str) -> Optional[Directive]:
         """The directive that wins for an option by canonical name (``--tasks-per-node`` is
         ``ntasks-per-node``)."""
-        return self._indexes()[2].get(canonical_name)
+        cache = self.__dict__.get("_cache")  # (``_indexes``, inlined: asked for several times per step)
+        if cache is None or cache[0] != len(self.directives):
+            return self._indexes()[2].get(canonical_name)
+        return cache[3].get(canonical_name)
 
     def _indexes(self) -> Tuple[List[Directive], Dict[str, Directive], Dict[str, Directive]]:
         """The effective directives, and the last of each name and of each canonical name: asked
