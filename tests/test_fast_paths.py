@@ -451,3 +451,15 @@ def test_the_winning_directive_follows_a_directive_added_after_a_question():
     later = Directive(**{**header.winning("nodes").__dict__, "value": "5"})
     header.directives.append(later)
     assert header.winning("nodes") is later and header.get("nodes") is later
+
+
+# -- a written here-document is submitted only by a command whose program is sbatch ---------------
+@pytest.mark.parametrize(
+    "submit, submitted",
+    [("sbatch job.sh", True), ("/usr/bin/sbatch --parsable job.sh", True), ("bash job.sh", False),
+     ("echo sbatch job.sh", False), ("", False)],
+)
+def test_a_written_job_is_submitted_when_sbatch_runs_it(submit, submitted):
+    text = "#!/bin/bash\ncat > job.sh <<EOF\n#!/bin/bash\n#SBATCH -N 1\nsrun hostname\nEOF\n" + submit + "\n"
+    (doc,) = script(text).heredocs
+    assert doc.target == "job.sh" and doc.submitted is submitted

@@ -105,7 +105,7 @@ def build_heredocs(script) -> List[HereDoc]:
                     doc.target = _normal(shell.text(words[-1], data))
         found.append(doc)
     targets = {doc.target for doc in found if doc.target}
-    if targets:
+    if targets and b"sbatch" in data:  # (a command whose program is sbatch has it in its name)
         submitted = set()
         for command in script.nodes_of_type("command"):
             if _program(command, data) != "sbatch":
