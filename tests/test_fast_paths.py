@@ -463,3 +463,32 @@ def test_a_written_job_is_submitted_when_sbatch_runs_it(submit, submitted):
     text = "#!/bin/bash\ncat > job.sh <<EOF\n#!/bin/bash\n#SBATCH -N 1\nsrun hostname\nEOF\n" + submit + "\n"
     (doc,) = script(text).heredocs
     assert doc.target == "job.sh" and doc.submitted is submitted
+
+
+# -- SBL403: a `set` without an x in its bytes (nor an expansion) leaves xtrace as it is ----------
+SET_SHAPES = [
+    "set -e", "set -euo pipefail", "set -x", "set +x", "set -o xtrace", "set +o xtrace", "set -ex",
+    'set -"x"', "set -\\x", "set $OPTS", 'set "${OPTS}"', "set -- -x", "set -o errexit", "set -v",
+    "set -$(echo x)", "set -`echo x`", "set -e -u", "set ~", "set -?", "set -[x]", "set -o pipefail +e",
+]
+
+
+@pytest.mark.parametrize("line", SET_SHAPES)
+def test_a_set_command_without_an_x_changes_no_tracing(line):
+    from sbatchlint.rules.secrets import _may_trace, _xtrace_change
+
+    model = script(HEADER + "OPTS=-x\n" + line + "\n")
+    (command,) = [c for c in model.commands if c.program == "set"]
+    asked = _may_trace(command)  # before the words are evaluated
+    change = _xtrace_change([w.text for w in command.args])
+    if not asked:
+        assert change is None, line
+    if "x" in line:
+        assert asked, line
+
+
+def test_tracing_turned_on_by_a_variable_is_seen():
+    from lintutil import lint_text
+
+    text = HEADER + 'export HF_TOKEN\nOPTS=-x\nset $OPTS\nsrun python a.py --token "$HF_TOKEN"\n'
+    assert [d.code for d in lint_text(text) if d.code == "SBL403"] == ["SBL403"]

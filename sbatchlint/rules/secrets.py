@@ -629,6 +629,17 @@ def _xtrace_change(words: List[str]) -> Optional[bool]:
     return state
 
 
+def _may_trace(command) -> bool:
+    """Whether ``set …`` may change xtrace (``_xtrace_change`` is not None), answered from the
+    command's bytes while its words are not evaluated yet: only a word with an ``x`` in it
+    changes it, and without an expansion, a substitution or a glob each word's text comes from
+    those bytes."""
+    raw = unevaluated_bytes(command)
+    if raw is None:
+        return True
+    return b"x" in raw or any(char in raw for char in (b"$", b"`", b"*", b"?", b"["))
+
+
 def _shebang_traces(script) -> bool:
     first = script.source.text(script.source.line_span(1)) if script.data.startswith(b"#!") else ""
     words = first[2:].split()
@@ -718,7 +729,7 @@ class XtraceWithSecrets(Rule):
         if _shebang_traces(script):
             events.append((0, True, source.text(source.line_span(1)).strip()))
         for command in script.commands:
-            if command.program == "set" and all(w.known for w in command.args):
+            if command.program == "set" and _may_trace(command) and all(w.known for w in command.args):
                 change = _xtrace_change([w.text for w in command.args])
                 if change is not None:
                     events.append((command.node.start_byte, change, _short(script, command.node)))
