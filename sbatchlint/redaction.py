@@ -254,8 +254,13 @@ def shape_of(text: str) -> Optional[Shape]:
     return None
 
 
-def shapes_in(text: str) -> Iterator[Tuple[Shape, int, int]]:
-    if _ANY_HINT.search(text) is None:
+def shapes_in(text: str, hinted: Optional[bool] = None) -> Iterator[Tuple[Shape, int, int]]:
+    """Every credential shape in ``text``. ``hinted``: whether the text holds the literal part of
+    one (``shape_hints`` of the bytes it was decoded from, which hold the same ASCII), when the
+    caller knows it already."""
+    if hinted is None:
+        hinted = _ANY_HINT.search(text) is not None
+    if not hinted:
         return
     for shape, pattern, hints in _SHAPE_TEXT:
         if not any(hint in text for hint in hints):
@@ -349,9 +354,16 @@ def name_hints(chunk: bytes) -> bool:
     return any(hint in lowered for hint in NAME_HINTS) or b"wandb" in chunk
 
 
+_LAST_SHAPE_HINTS: list = [None, False]  # the bytes asked last and the answer: a whole file is asked twice
+
+
 def shape_hints(chunk: bytes) -> bool:
     """Whether ``chunk`` holds the literal part of a credential shape."""
-    return _ANY_HINT_BYTES.search(chunk) is not None
+    if _LAST_SHAPE_HINTS[0] is chunk:
+        return _LAST_SHAPE_HINTS[1]
+    found = _ANY_HINT_BYTES.search(chunk) is not None
+    _LAST_SHAPE_HINTS[:] = [chunk, found]
+    return found
 
 
 def hint_spans(data: bytes) -> List[Tuple[int, int]]:
@@ -382,8 +394,11 @@ def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterato
     chunk = source.data[region.start : region.end]
     lowered = chunk.lower()
     named = any(hint in lowered for hint in NAME_HINTS)
-    if not named and b"wandb" not in chunk and _ANY_HINT_BYTES.search(chunk) is None:
-        return  # as text_hints
+    shaped = None
+    if not named and b"wandb" not in chunk:
+        shaped = shape_hints(chunk)
+        if not shaped:
+            return  # as text_hints
     text = chunk.decode("utf-8", "replace") if source.encoding == "utf-8" else chunk.decode("latin-1")
 
     def span_of(start: int, end: int) -> Span:
@@ -412,7 +427,9 @@ def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterato
         value = match.group("value")
         if not is_placeholder(value) and len(value) >= 8:
             yield Secret(span_of(match.start("value"), match.end("value")), "W&B API key", "WANDB_API_KEY", value, live, site)
-    for shape, start, end in shapes_in(text):
+    if shaped is None:
+        shaped = shape_hints(chunk)  # (the text holds the ASCII of the bytes it was decoded from)
+    for shape, start, end in shapes_in(text, shaped):
         yield Secret(span_of(start, end), shape.kind, "", text[start:end], live, site)
 
 

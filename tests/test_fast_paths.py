@@ -492,3 +492,31 @@ def test_tracing_turned_on_by_a_variable_is_seen():
 
     text = HEADER + 'export HF_TOKEN\nOPTS=-x\nset $OPTS\nsrun python a.py --token "$HF_TOKEN"\n'
     assert [d.code for d in lint_text(text) if d.code == "SBL403"] == ["SBL403"]
+
+
+# -- a credential shape's literal part is looked for once per file, in its bytes -----------------
+SHAPE_TEXTS = [
+    b"export HF_TOKEN=hf_" + b"Q7v" * 12 + b"\n", b"echo hello\n", b"x=\xe2hf_" + b"a1" * 20 + b"\n",
+    b"\xff\xfeghp_" + b"Z9" * 20, b"# sk-" + b"k" * 30 + b" in a comment\n", b"AKIA" + b"B" * 16,
+    b"hooks.slack.com/services/T0/B0/x\n", b"\xe9t\xe9 xox", b"", b"h\xc3f_abc",
+]
+
+
+@pytest.mark.parametrize("data", SHAPE_TEXTS)
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_shapes_found_from_the_bytes_hint_are_the_ones_a_text_search_finds(data, encoding):
+    from sbatchlint.redaction import _ANY_HINT, shape_hints, shapes_in
+
+    text = data.decode("utf-8", "replace") if encoding == "utf-8" else data.decode("latin-1")
+    hinted = shape_hints(data)
+    assert hinted == (_ANY_HINT.search(text) is not None)
+    assert list(shapes_in(text, hinted)) == list(shapes_in(text))
+    assert shape_hints(bytes(data)) == hinted and shape_hints(b"plain") is False  # asked again, and another
+
+
+def test_a_text_scan_finds_a_shape_in_a_file_without_a_secret_name():
+    from sbatchlint.redaction import text_scan
+
+    data = b"#!/bin/bash\npython a.py --auth hf_" + b"Q7v" * 12 + b"\n"
+    (found,) = text_scan(Source(data, "job.sh"))
+    assert found.kind == "Hugging Face token"
