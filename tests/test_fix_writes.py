@@ -159,8 +159,11 @@ def test_ctrl_c_exits_130_and_leaves_no_half_written_file(tmp_path, jobs):
     paths = _jobs(tmp_path / "jobs", 400)
     before = {path: path.read_bytes() for path in paths}
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    # Ctrl-C as a terminal delivers it, to a command started as a terminal starts one: a suite
+    # run in the background (``pytest &``, ``nohup``) has SIGINT ignored, and a child inherits that
     process = subprocess.Popen([sys.executable, "-m", "sbatchlint", "--fix", "-j", jobs, "jobs"], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:  # wait until it is writing fixes
         if sum(1 for path in paths[:40] if path.read_bytes() != before[path]) >= 2:
