@@ -50,7 +50,7 @@ from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .branches import alternative_groups
 from .steps import SHELLS, Command, Step, parse_task_string, task_string_command
-from .steps import _inner_command as inner_command, _parsed_task_string as parsed_task_string
+from .steps import inner_command, parsed_task_string
 from .swaps import swapped_words
 from .values import Piece, Value, Word, split_value, consistent
 from ..shell import ancestors

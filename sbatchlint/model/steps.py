@@ -630,7 +630,7 @@ def _stdin_script(values: Values, step: Step) -> Optional[Word]:
 
 def parse_task_string(values: Values, string: Value, step: Optional[Step] = None) -> List[Command]:
     """Parse a string the task's shell runs; every character keeps its batch-script origin."""
-    parse = _parsed_task_string(values, string)
+    parse = parsed_task_string(values, string)
     if step is not None:
         step.task_values = parse.inner
     return [parse.command(index, step) for index in range(len(parse.nodes))]
@@ -639,7 +639,7 @@ def parse_task_string(values: Values, string: Value, step: Optional[Step] = None
 def task_string_command(values: Values, string: Value, index: int, count: int, step: Step) -> Optional[Command]:
     """Command ``index`` of ``parse_task_string(values, string, step)`` when the string holds
     ``count`` commands (else None), without mapping the words of its other commands."""
-    parse = _parsed_task_string(values, string)
+    parse = parsed_task_string(values, string)
     step.task_values = parse.inner
     if len(parse.nodes) != count:
         return None
@@ -666,7 +666,7 @@ class _TaskParse:
     def command(self, index: int, step: Optional[Step]) -> Command:
         mapped = self.mapped[index]
         if mapped is None:
-            command = _inner_command(self.local, index)
+            command = inner_command(self.local, index)
             string = self.string
             cuts = self.cuts
             argv = [_remap_word(word, string, cuts) for word in command.argv]
@@ -680,7 +680,7 @@ class _TaskParse:
     def command_in(self, string: Value, index: int, step: Optional[Step]) -> Command:
         """Command ``index`` with its words mapped onto ``string`` instead: another string whose
         text parses to the same words at the same bytes (see ``launch._substituted``)."""
-        command = _inner_command(self.local, index)
+        command = inner_command(self.local, index)
         cuts = self.cuts
         argv = [_remap_word(word, string, cuts) for word in command.argv]
         env = [
@@ -689,7 +689,7 @@ class _TaskParse:
         return Command(command.node, argv, env, True, step)
 
 
-def _parsed_task_string(values: Values, string: Value) -> _TaskParse:
+def parsed_task_string(values: Values, string: Value) -> _TaskParse:
     """The parse of a task string (computed once per string value)."""
     by_string = values.task_memo.strings
     entry = by_string.get(id(string))
@@ -728,7 +728,7 @@ def _command_nodes(local: list) -> List[Node]:
     return nodes
 
 
-def _inner_command(local: list, index: int) -> Command:
+def inner_command(local: list, index: int) -> Command:
     """Command ``index`` of a task string's text, as its own shell reads it (built once per text)."""
     built = local[2]
     command = built.get(index)
