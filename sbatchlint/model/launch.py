@@ -51,7 +51,7 @@ from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401 
 from .branches import alternative_groups
 from .steps import SHELLS, Command, Step, parse_task_string, task_string_command
 from .steps import inner_command, parsed_task_string
-from .swaps import swapped_words
+from .swaps import shifted_words, swapped_words
 from .values import Piece, Value, Word, split_value, consistent
 from ..shell import ancestors
 from ..lazyre import lazy
@@ -941,8 +941,10 @@ def _substituted(script: "Script", step: Step, alternative: Value, index: int) -
     if index >= len(parse.nodes):
         return None
     swapped = swapped_words(parse.local[0].root_node, string, alternative)
+    if swapped is None:
+        return _shifted(parse, step, alternative, index)
     if not swapped:
-        return None  # another shape, or the same text (whose memoised parse answers as cheaply)
+        return None  # the same text (whose memoised parse answers as cheaply)
     inner = inner_command(parse.local, index)
     words = {word.span.start: word for word in inner.argv[1:]}
     for node in swapped:
@@ -954,6 +956,80 @@ def _substituted(script: "Script", step: Step, alternative: Value, index: int) -
         if span is None or span.start != node.start_byte or span.end != node.end_byte or word.span.end != span.end or not piece.exact:
             return None
     return parse.command_in(alternative, index, step)
+
+
+def _shifted(parse, step: Step, alternative: Value, index: int) -> Optional[Command]:
+    """Task command ``index`` of an alternative string that rewrites plain argument words of the
+    step's own string with text of another length (``${WORKSPACE:-/workspace}/ckpt`` when the
+    environment sets WORKSPACE: ``${WORKSPACE}/ckpt``, see ``swaps.shifted_words``): the step's
+    own command with each rewritten word read off the alternative's pieces, every other word as
+    the step's string maps it. That is what parsing the alternative gives when no other word
+    reads bytes the rewriting moves in a way that shows: each of their pieces is a literal of
+    the string's text or an unknown it leaves to the task's shell, mapped onto the string's own
+    pieces, which the alternative holds too. None when the shortcut does not apply. The node
+    is the one of the step's own string (the same kind, starting at the same byte: nothing
+    before the command is rewritten)."""
+    string = step.task_string
+    assert string is not None
+    found = shifted_words(parse.local[0].root_node, parse.inner, string, alternative)
+    if found is None:
+        return None
+    rewritten, stretches = found
+    inner = inner_command(parse.local, index)
+    if stretches[0][0] < inner.node.start_byte:
+        return None  # an earlier command moves: the alternative's tree has this one elsewhere
+    own = parse.command(index, step)
+    at = {node.start_byte: (node, start, end) for node, start, end in rewritten}
+    argv: List[Word] = []
+    used = 0
+    for word, mapped in zip(inner.argv, own.argv):
+        entry = at.get(word.span.start)
+        if entry is None:
+            if not _unmoved(word.value, word.span, word.alternatives, string, stretches):
+                return None
+            argv.append(mapped)
+            continue
+        node, start, end = entry
+        if word.alternatives is not None or node.parent != inner.node or word.span.end != node.end_byte:
+            return None
+        argv.append(Word(Value(tuple(alternative.slice_pieces(start, end))), None, alternative.source_bounds(start, end) or Span(0, 0), None))
+        used += 1
+    if used != sum(1 for node, _, _ in rewritten if node.parent == inner.node):
+        return None
+    for assignment in inner.env:
+        if not _unmoved(assignment.value, assignment.span, None, string, stretches):
+            return None
+    return Command(inner.node, argv, own.env, True, step)
+
+
+def _unmoved(value: Value, span: Optional[Span], alternatives, string: Value, stretches: List[Tuple[int, int]]) -> bool:
+    """Whether a word (or an assignment) of a task string's command maps onto an alternative
+    string as onto ``string`` when the alternative rewrites only ``stretches`` of it: it reads
+    none of them, and each of its pieces is a literal read off the string's bytes (mapped to
+    the string's own pieces) or an unknown the task's shell expands: mapped to the one unknown
+    piece of the string it reads, or made from the string's pieces it covers when it has no
+    site of its own in the string's bytes."""
+    if alternatives is not None or span is None:
+        return False
+    for start, end in stretches:
+        if span.start < end and start < span.end:
+            return False
+    for piece in value.pieces:
+        where = piece.span
+        if where is None or piece.split:
+            return False
+        for start, end in stretches:
+            if where.start < end and start < where.end:
+                return False
+        if piece.known:
+            if not piece.exact:
+                return False
+            continue
+        if piece.via:  # (what it was substituted through, in the task string's own bytes)
+            outer = string.slice_pieces(where.start, where.end)
+            if len(outer) != 1 or outer[0].known:
+                return False  # kept with its sites, which the rewriting may move
+    return True
 
 
 def _same_pieces(value: Value, other: Optional[Value]) -> bool:

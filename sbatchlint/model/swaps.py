@@ -15,11 +15,14 @@ parses the alternative as before.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+from functools import lru_cache
+
 from ..lazyre import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import List, Optional
+    from typing import Dict, List, Optional, Sequence, Tuple
 
     from .values import Value
 
@@ -93,3 +96,191 @@ def swapped_words(root, string: "Value", alternative: "Value") -> "Optional[List
 def _numeric_start(text: str) -> bool:
     """A word the shell's grammar may read as a number (``2``, ``-1``, ``64#z``)."""
     return text[:1].isdigit() or (text[:1] == "-" and text[1:2].isdigit())
+
+
+# -- alternatives of another length ----------------------------------------------------------------
+#
+# ``srun bash -c "torchrun … --save ${WORKSPACE:-/workspace}/ckpt …"`` has two alternative strings:
+# the default's (``/workspace/ckpt``, the step's own) and the environment's, where the batch shell
+# leaves ``${WORKSPACE}`` to the task's shell. They differ in length, so the trees differ in their
+# offsets, but not in their shape: the rewritten stretch stays inside one plain argument word,
+# whose new text (inert characters and ``${NAME}`` of variables the string never assigns) reads as
+# one argument again. Every other word reads the same text from the same pieces. ``shifted_words``
+# says when that holds and where each rewritten word lies in the alternative.
+
+_IDENTIFIER = lazy(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Commands whose arguments the task string's own values read (names they assign, ``set -a``).
+_READ_BY_VALUES = frozenset({"read", "mapfile", "readarray", "set"})
+
+
+def changed_regions(own: "Sequence", pieces: "Sequence") -> "Optional[List[Tuple[int, int, int, int]]]":
+    """The stretches where ``pieces`` (an alternative's) differ from ``own`` (the step's string's):
+    ``(i, k, j, l)`` for ``own[i:k]`` written as ``pieces[j:l]``, both non-empty, every piece
+    outside them the same object in both, in the same order; None when the two do not line up so."""
+    where = {id(p): k for k, p in enumerate(own)}
+    if len(where) != len(own):
+        return None  # a piece twice: no single way to line them up
+    regions: List[Tuple[int, int, int, int]] = []
+    i = j = 0
+    count, total = len(own), len(pieces)
+    while j < total:
+        if i < count and pieces[j] is own[i]:
+            i += 1
+            j += 1
+            continue
+        l = j
+        k = count
+        while l < total:
+            found = where.get(id(pieces[l]))
+            if found is not None:
+                if found < i:
+                    return None
+                k = found
+                break
+            l += 1
+        if k == i or l == j:
+            return None  # an insertion or a deletion
+        regions.append((i, k, j, l))
+        i, j = k, l
+    if i < count:
+        return None  # own pieces dropped at the end
+    return regions
+
+
+def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Optional[Tuple[List[Tuple], List[Tuple[int, int]]]]":
+    """The rewritten argument words when ``alternative`` reads as ``string`` (whose text parsed
+    to ``root``, with values ``inner``) apart from them: ``(node, start, end)`` for each, the
+    node of ``string``'s tree and the word's bytes in the alternative's text, and the rewritten
+    stretches' bytes in ``string``'s text; else None.
+
+    Each stretch the alternative rewrites lies inside an argument word (of a command the values
+    do not read) between a blank and a byte that ends a word; the word's new text is inert
+    characters and ``${NAME}`` of variables the string never assigns, with no empty piece at or
+    inside it, and reads as one argument word whose parts are one node each
+    (``_reads_as_parts``): each part evaluates to one piece at its own bytes, which map onto the
+    alternative's pieces there."""
+    regions = changed_regions(string.pieces, alternative.pieces)
+    if not regions:
+        return None
+    if "IFS" in inner.assignments:
+        return None
+    starts, ends, _raws = string._layout
+    a_starts, a_ends, a_raws = alternative._layout
+    data = string.text.encode("utf-8")
+    words: Dict[int, list] = {}  # word start → [node, shift before it, change inside it]
+    stretches: List[Tuple[int, int]] = []
+    shift = 0
+    for i, k, j, l in regions:
+        start, end = starts[i], ends[k - 1]
+        if start >= end or a_starts[j] >= a_ends[l - 1]:
+            return None
+        node = root.descendant_for_byte_range(start, end - 1)
+        while node is not None and not (node.start_byte <= start and end <= node.end_byte):
+            node = node.parent
+        while node is not None and node.parent is not None and node.parent.type != "command":
+            node = node.parent
+        if node is None or node.type not in _ARGUMENTS:
+            return None  # the command's name is a command_name; an assignment's value, a for list…
+        parent = node.parent
+        if parent is None:
+            return None
+        name = parent.child_by_field_name("name")
+        if name is None or data[name.start_byte : name.end_byte] in _READ_BY_VALUES_BYTES:
+            return None
+        stretches.append((start, end))
+        delta = (a_ends[l - 1] - a_starts[j]) - (end - start)
+        entry = words.get(node.start_byte)
+        if entry is None:
+            words[node.start_byte] = [node, shift, delta]
+        else:
+            entry[2] += delta
+        shift += delta
+    out: List[Tuple] = []
+    pieces = alternative.pieces
+    for node, before, inside in words.values():
+        ws, we = node.start_byte, node.end_byte
+        if ws == 0 or data[ws - 1] not in _BLANKS:
+            return None
+        after = data[we : we + 2]
+        if after and after[0] not in _WORD_ENDS and after not in (b"\\\n", b"&&"):
+            return None
+        start, end = ws + before, we + before + inside
+        # the alternative's pieces over the word: inert text, or a whole ``${NAME}``
+        index = bisect_left(a_ends, start)
+        parts: List[Tuple[bool, bytes]] = []
+        while index < len(pieces) and a_starts[index] <= end:
+            p_start, p_end = a_starts[index], a_ends[index]
+            if p_end < start:
+                index += 1
+                continue
+            piece = pieces[index]
+            if p_start == p_end:
+                return None  # an empty piece: the parse would keep it where slicing may not
+            if p_end > start and p_start < end:
+                if piece.known:
+                    text = a_raws[index][max(start, p_start) - p_start : min(end, p_end) - p_start]
+                    if parts and parts[-1][0]:
+                        parts[-1] = (True, parts[-1][1] + text)
+                    else:
+                        parts.append((True, text))
+                else:
+                    if p_start < start or p_end > end or not piece.name or not _IDENTIFIER.match(piece.name):
+                        return None
+                    if piece.name in inner.assignments:
+                        return None
+                    parts.append((False, a_raws[index]))
+            index += 1
+        if not parts:
+            return None
+        for known, text in parts:
+            if known and not _INERT.match(text.decode("utf-8", "replace")):
+                return None
+        if not _reads_as_parts(tuple(parts)):
+            return None
+        out.append((node, start, end))
+    return out, stretches
+
+
+_BLANKS = frozenset(b" \t")
+# The argument nodes a rewritten word may be in the step's string (whatever the alternative
+# writes there is read on its own, below).
+_ARGUMENTS = frozenset({"word", "number", "concatenation", "expansion", "simple_expansion"})
+_READ_BY_VALUES_BYTES = frozenset(name.encode() for name in _READ_BY_VALUES)
+
+
+@lru_cache(maxsize=512)
+def _reads_as_parts(parts: "Tuple[Tuple[bool, bytes], ...]") -> bool:
+    """Whether ``x WORD`` (WORD: the parts' text) parses to one argument made of one node per
+    part: a literal part a ``word`` or ``number`` without children, an expansion part an
+    ``expansion`` of its name alone (so each part evaluates to one piece at its own bytes, as
+    the alternative's pieces lie)."""
+    from ..shell import parse
+
+    text = b"".join(t for _, t in parts)
+    if len(parts) == 1 and parts[0][0]:
+        word = text.decode("utf-8", "replace")
+        if word in _RESERVED or _numeric_start(word) and not _INTEGER.match(word):
+            return False
+    root = parse(b"x " + text + b"\n").root_node
+    if root.has_error or root.named_child_count != 1:
+        return False
+    command = root.named_children[0]
+    if command.type != "command" or command.named_child_count != 2:
+        return False
+    argument = command.named_children[1]
+    if argument.start_byte != 2 or argument.end_byte != 2 + len(text):
+        return False
+    nodes = list(argument.named_children) if argument.type == "concatenation" else [argument]
+    if len(nodes) != len(parts) or (len(parts) > 1 and argument.type != "concatenation"):
+        return False
+    position = 2
+    for node, (known, part) in zip(nodes, parts):
+        if node.start_byte != position or node.end_byte != position + len(part):
+            return False
+        if known:
+            if node.type not in ("word", "number") or node.child_count:
+                return False
+        elif node.type != "expansion" or [c.type for c in node.children] != ["${", "variable_name", "}"]:
+            return False
+        position = node.end_byte
+    return True
