@@ -215,13 +215,47 @@ def test_an_alternative_read_on_the_steps_tree_expands_where_its_own_tree_does(b
         assert compared, "the step's tree should answer for this shape"
 
 
-@pytest.mark.parametrize("body", EXPANSION_SHAPES)
+# Alternatives of another length with batch-shell expansions inside and around the rewritten words.
+SHIFTED_EXPANSION_SHAPES = [
+    'srun bash -c "python t.py --save ${W:-/ws}/ckpt --out $WORKSPACE/run"\n',
+    'srun bash -c "python t.py --out $WORKSPACE/run --save ${W:-/ws}/ckpt --log $WORKSPACE/log"\n',
+    "srun bash -c \"python t.py --q '$QUIET' --save ${W:-/ws}/ckpt --r '$QUIET'\"\n",
+    'srun bash -c "python t.py --save ${W:-/workspace}/$RUN/ckpt; echo $WORKSPACE"\n',
+    'srun bash -c "python t.py --save ${W:-/ws}/c --load ${W:-/ws}/d \\"$WORKSPACE\\""\n',
+    'srun bash -c "python t.py --tp ${TP:-2}; cat <<< \\"$WORKSPACE\\" # $QUIET"\n',
+    'srun bash -c "W=/x; python t.py --save ${W:-/ws}/ckpt --out $WORKSPACE"\n',
+]
+
+
+@pytest.mark.parametrize("body", EXPANSION_SHAPES + SHIFTED_EXPANSION_SHAPES)
+def test_an_alternative_read_on_the_steps_shifted_tree_expands_where_its_own_tree_does(body):
+    from sbatchlint.model import boundary
+    from sbatchlint.model.steps import task_tree
+
+    script = Script(Source((HEADER + body).encode(), "job.sh"))
+    compared = 0
+    for entry in script.early_expansions:
+        for occurrence in entry.occurrences:
+            shifted = boundary._shifted_tree(occurrence, script.values)
+            if shifted is None:
+                continue
+            compared += 1
+            parsed = task_tree(script.values, occurrence.value.text.encode()).root_node
+            fast = boundary._task_expands_at(occurrence, entry.name, {occurrence.value.text: shifted}, script.values)
+            full = boundary._task_expands_at(occurrence, entry.name, {occurrence.value.text: parsed}, script.values)
+            assert fast == full, (body, entry.name, occurrence.value.text)
+    if body in SHIFTED_EXPANSION_SHAPES and "W=/x" not in body:
+        assert compared, "the step's tree should answer for this shape"
+
+
+@pytest.mark.parametrize("body", EXPANSION_SHAPES + SHIFTED_EXPANSION_SHAPES)
 def test_expansion_findings_are_the_same_without_the_steps_tree(body, monkeypatch):
     from sbatchlint.model import boundary
 
     text = HEADER + body
     fast = [(d.code, d.span, d.message) for d in lint_text(text)]
     monkeypatch.setattr(boundary, "_own_tree", lambda *args: None)
+    monkeypatch.setattr(boundary, "_shifted_tree", lambda *args: None)
     assert [(d.code, d.span, d.message) for d in lint_text(text)] == fast
 
 

@@ -27,8 +27,8 @@ from ..diagnostics import Edit
 from ..lazyclass import dataclass, field
 from ..shell import ancestors, node_span
 from ..source import Span
-from .steps import task_tree
-from .swaps import swapped_words
+from .steps import parsed_task_string, task_tree
+from .swaps import shifted_words, swapped_words
 from .values import CONDITIONAL_TYPES, Assignment, Piece, Value, Values, Word
 from ..lazyre import lazy
 
@@ -139,7 +139,7 @@ def build_early(script: "Script") -> List[EarlyExpansion]:
     if not out:
         return out  # nothing to judge: no need to trace where variables flow
     flows: List[_Flows] = []  # where variables flow: traced when an entry first asks
-    contexts: Dict[str, Node] = {}
+    contexts: Dict[str, object] = {}  # per text: its tree, or the step's read as it (_ShiftedTree)
     for entry in out:
         entry.blocker, entry.reason = _escapable(script, entry, flows, contexts)
         entry.escapable = not entry.blocker
@@ -221,7 +221,7 @@ def _enclosing_assignment(script: "Script", site: Span) -> Optional[Node]:
 
 
 # -- can the batch shell's expansion be handed to the task? ---------------------------------------
-def _escapable(script: "Script", entry: EarlyExpansion, traced: "List[_Flows]", contexts: Dict[str, Node]) -> Tuple[str, str]:
+def _escapable(script: "Script", entry: EarlyExpansion, traced: "List[_Flows]", contexts: Dict[str, object]) -> Tuple[str, str]:
     """(blocker, reason): what prevents handing the expansion to the task's shell, if anything
     (``traced``: the script's ``_Flows`` once built, shared by its entries)."""
     if entry.quote not in BACKSLASH_QUOTES:
@@ -245,15 +245,22 @@ def _escapable(script: "Script", entry: EarlyExpansion, traced: "List[_Flows]", 
     return "", ""
 
 
-def _task_expands_at(occurrence: Occurrence, name: str, contexts: Dict[str, Node], values: Values) -> bool:
+def _task_expands_at(occurrence: Occurrence, name: str, contexts: Dict[str, object], values: Values) -> bool:
     """Whether the task's shell would expand ``${NAME}`` at this place of the string."""
     text = occurrence.value.text
     root = contexts.get(text)
     if root is None:
-        root = _own_tree(occurrence, values) or task_tree(values, text.encode("utf-8")).root_node
+        root = _own_tree(occurrence, values) or _shifted_tree(occurrence, values) or task_tree(values, text.encode("utf-8")).root_node
         contexts[text] = root
     start = occurrence.offset
     end = start + len(("${" + name + "}").encode("utf-8"))
+    if root.__class__ is _ShiftedTree:
+        return root.expands_at(start, end)  # type: ignore[attr-defined]
+    return _expands_at(root, start, end)
+
+
+def _expands_at(root: Node, start: int, end: int) -> bool:
+    """Whether bytes [start, end) of the tree's text are an expansion the task's shell makes."""
     node = root.descendant_for_byte_range(start, end - 1)
     while node is not None and not (node.start_byte <= start and node.end_byte >= end):
         node = node.parent
@@ -271,6 +278,49 @@ def _own_tree(occurrence: Occurrence, values: Values) -> Optional[Node]:
         return None
     root = task_tree(values, string.text.encode("utf-8")).root_node
     return root if swapped_words(root, string, value) is not None else None
+
+
+class _ShiftedTree:
+    """The tree of an alternative task string that rewrites argument words of the step's own
+    string with text of another length (``swaps.shifted_words``), read off the step's own tree:
+    each rewritten word reads as one argument of one node per part, each ``${NAME}`` part an
+    expansion of its own; every other byte is where the step's string has it, shifted by what
+    the words before it gained or lost."""
+
+    __slots__ = ("root", "words")
+
+    def __init__(self, root: Node, words: List[Tuple[Node, int, int]]) -> None:
+        self.root = root
+        self.words = words  # (the word's node in the step's tree, its start and end in the alternative)
+
+    def expands_at(self, start: int, end: int) -> bool:
+        shift = 0
+        for node, word_start, word_end in self.words:
+            if word_end <= start:
+                shift = word_end - node.end_byte
+                continue
+            if word_start <= start and end <= word_end:
+                # an unknown piece of the rewritten word, written ``${NAME}``: one of its parts
+                return not any(a.type in ("raw_string", "comment", "heredoc_body", "ERROR") for a in ancestors(node))
+            if start < word_end and word_start < end:
+                return False  # (no unknown piece straddles a rewritten word: not reached)
+            break
+        return _expands_at(self.root, start - shift, end - shift)
+
+
+def _shifted_tree(occurrence: Occurrence, values: Values) -> Optional[_ShiftedTree]:
+    """The step's own tree read as the tree of this alternative of its string when it rewrites
+    only argument words (see ``_ShiftedTree``), else None."""
+    string = occurrence.step.task_string
+    value = occurrence.value
+    if not occurrence.in_string or string is None or value is string:
+        return None
+    parse = parsed_task_string(values, string)
+    root = parse.local[0].root_node
+    found = shifted_words(root, parse.inner, string, value)
+    if found is None:
+        return None
+    return _ShiftedTree(root, found[0])
 
 
 def _within(span: Span, node: Node) -> bool:
