@@ -46,7 +46,7 @@ SHAPES = [
     ("inner loop", 'for A in 1 2; do\n  srun bash -c "for x in $A; do python t.py --x \\$x; done"\ndone\n', False, False),
     ("prefix", 'for TP in 1 2; do\n  srun bash -c "TP=$TP python t.py"\ndone\n', False, False),
     ("default", 'TP=${TP:-2}\nsrun bash -c "python t.py --tp $TP"\n', False, True),
-    ("quoted", "for N in ab cd; do\n  srun bash -c \"python t.py --name '$N'\"\ndone\n", False, False),
+    ("quoted", "for N in ab cd; do\n  srun bash -c \"python t.py --name '$N'\"\ndone\n", False, True),
     ("blank", 'for A in "a b" "c d"; do\n  srun bash -c "python t.py $A"\ndone\n', False, False),
     ("glob", 'for P in "a*" bc; do\n  srun bash -c "python t.py $P"\ndone\n', False, False),
     ("redirect target", 'for L in aa bb; do\n  srun bash -c "python t.py > /logs/$L.txt"\ndone\n', False, False),
@@ -79,7 +79,10 @@ SHIFTED_SHAPES = [
     ("a split variable after it", 'srun bash -c "X=1; python t.py --save ${W:-/ws}/ckpt --x \\$X"\n', False),
     ("an escape after it", 'srun bash -c "python t.py --save ${W:-/ws}/ckpt a\\\\ b"\n', False),
     ("glob", 'srun bash -c "python t.py ${W:-/ws}/*.py"\n', False),
-    ("quoted in the string", "srun bash -c \"python t.py --save '${W:-/ws}/ckpt'\"\n", False),
+    ("quoted in the string", "srun bash -c \"python t.py --save '${W:-/ws}/ckpt'\"\n", True),
+    ("quoted twice in the string", "srun bash -c \"python t.py --m '${M:-org/model-v1}' --p '/ws/${M:-org/model-v1}'\"\n", True),
+    ("a quote in a single-quoted word", "for N in \"a'b\" cd; do\n  srun bash -c \"python t.py --name '$N'\"\ndone\n", False),
+    ("a quoted word and a plain one", "srun bash -c \"python t.py --m '${M:-a/b}' --save ${W:-/ws}/c\"\n", True),
     ("redirect target", 'srun bash -c "python t.py > ${W:-/ws}/log"\n', False),
     ("command name", 'srun bash -c "${PY:-python} t.py"\n', False),
     ("before a redirection", 'srun bash -c "python t.py ${F:-ab}>out.log"\n', False),
@@ -224,6 +227,7 @@ SHIFTED_EXPANSION_SHAPES = [
     'srun bash -c "python t.py --save ${W:-/ws}/c --load ${W:-/ws}/d \\"$WORKSPACE\\""\n',
     'srun bash -c "python t.py --tp ${TP:-2}; cat <<< \\"$WORKSPACE\\" # $QUIET"\n',
     'srun bash -c "W=/x; python t.py --save ${W:-/ws}/ckpt --out $WORKSPACE"\n',
+    "srun bash -c \"python t.py --q '${W:-/ws}/x' --out $WORKSPACE --r '$QUIET'\"\n",
 ]
 
 

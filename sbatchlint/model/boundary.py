@@ -284,24 +284,26 @@ class _ShiftedTree:
     """The tree of an alternative task string that rewrites argument words of the step's own
     string with text of another length (``swaps.shifted_words``), read off the step's own tree:
     each rewritten word reads as one argument of one node per part, each ``${NAME}`` part an
-    expansion of its own; every other byte is where the step's string has it, shifted by what
-    the words before it gained or lost."""
+    expansion of its own (a single-quoted one, literal text); every other byte is where the
+    step's string has it, shifted by what the words before it gained or lost."""
 
     __slots__ = ("root", "words")
 
-    def __init__(self, root: Node, words: List[Tuple[Node, int, int]]) -> None:
+    def __init__(self, root: Node, words: List[Tuple[Node, int, int, bool]]) -> None:
         self.root = root
-        self.words = words  # (the word's node in the step's tree, its start and end in the alternative)
+        # (the word's node in the step's tree, its start and end in the alternative, single-quoted)
+        self.words = words
 
     def expands_at(self, start: int, end: int) -> bool:
         shift = 0
-        for node, word_start, word_end in self.words:
+        for node, word_start, word_end, quoted in self.words:
             if word_end <= start:
                 shift = word_end - node.end_byte
                 continue
             if word_start <= start and end <= word_end:
-                # an unknown piece of the rewritten word, written ``${NAME}``: one of its parts
-                return not any(a.type in ("raw_string", "comment", "heredoc_body", "ERROR") for a in ancestors(node))
+                # an unknown piece of the rewritten word, written ``${NAME}``: literal text in
+                # single quotes, else one of its parts
+                return not quoted and not any(a.type in ("raw_string", "comment", "heredoc_body", "ERROR") for a in ancestors(node))
             if start < word_end and word_start < end:
                 return False  # (no unknown piece straddles a rewritten word: not reached)
             break

@@ -979,7 +979,7 @@ def _shifted(parse, step: Step, alternative: Value, index: int) -> Optional[Comm
     if stretches[0][0] < inner.node.start_byte:
         return None  # an earlier command moves: the alternative's tree has this one elsewhere
     own = parse.command(index, step)
-    at = {node.start_byte: (node, start, end) for node, start, end in rewritten}
+    at = {entry[0].start_byte: entry for entry in rewritten}
     argv: List[Word] = []
     used = 0
     for word, mapped in zip(inner.argv, own.argv):
@@ -989,12 +989,16 @@ def _shifted(parse, step: Step, alternative: Value, index: int) -> Optional[Comm
                 return None
             argv.append(mapped)
             continue
-        node, start, end = entry
+        node, start, end, quoted = entry
         if word.alternatives is not None or node.parent != inner.node or word.span.end != node.end_byte:
             return None
-        argv.append(Word(Value(tuple(alternative.slice_pieces(start, end))), None, alternative.source_bounds(start, end) or Span(0, 0), None))
+        if quoted:  # the text between the quotes
+            pieces = alternative.slice_pieces(start + 1, end - 1)
+        else:
+            pieces = alternative.slice_pieces(start, end)
+        argv.append(Word(Value(tuple(pieces)), None, alternative.source_bounds(start, end) or Span(0, 0), None))
         used += 1
-    if used != sum(1 for node, _, _ in rewritten if node.parent == inner.node):
+    if used != sum(1 for entry in rewritten if entry[0].parent == inner.node):
         return None
     for assignment in inner.env:
         if not _unmoved(assignment.value, assignment.span, None, string, stretches):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from functools import lru_cache
+from itertools import compress, count as counter, islice
+from operator import is_not
 
 from ..lazyre import lazy
 
@@ -117,17 +119,24 @@ def changed_regions(own: "Sequence", pieces: "Sequence") -> "Optional[List[Tuple
     """The stretches where ``pieces`` (an alternative's) differ from ``own`` (the step's string's):
     ``(i, k, j, l)`` for ``own[i:k]`` written as ``pieces[j:l]``, both non-empty, every piece
     outside them the same object in both, in the same order; None when the two do not line up so."""
-    where = {id(p): k for k, p in enumerate(own)}
-    if len(where) != len(own):
-        return None  # a piece twice: no single way to line them up
-    regions: List[Tuple[int, int, int, int]] = []
-    i = j = 0
     count, total = len(own), len(pieces)
-    while j < total:
-        if i < count and pieces[j] is own[i]:
-            i += 1
-            j += 1
-            continue
+    regions: List[Tuple[int, int, int, int]] = []
+    where: Optional[Dict[int, int]] = None
+    i = j = 0
+    while True:
+        # the stretch both hold (compared without a Python step per piece)
+        step = next(compress(counter(), map(is_not, islice(own, i, None), islice(pieces, j, None))), None)
+        if step is None:
+            shared = min(count - i, total - j)
+            if i + shared == count and j + shared == total:
+                return regions
+            return None  # pieces added or dropped at the end
+        i += step
+        j += step
+        if where is None:
+            where = dict(zip(map(id, own), counter()))
+            if len(where) != count:
+                return None  # a piece twice: no single way to line them up
         l = j
         k = count
         while l < total:
@@ -142,21 +151,20 @@ def changed_regions(own: "Sequence", pieces: "Sequence") -> "Optional[List[Tuple
             return None  # an insertion or a deletion
         regions.append((i, k, j, l))
         i, j = k, l
-    if i < count:
-        return None  # own pieces dropped at the end
-    return regions
 
 
 def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Optional[Tuple[List[Tuple], List[Tuple[int, int]]]]":
     """The rewritten argument words when ``alternative`` reads as ``string`` (whose text parsed
-    to ``root``, with values ``inner``) apart from them: ``(node, start, end)`` for each, the
-    node of ``string``'s tree and the word's bytes in the alternative's text, and the rewritten
-    stretches' bytes in ``string``'s text; else None.
+    to ``root``, with values ``inner``) apart from them: ``(node, start, end, quoted)`` for each,
+    the node of ``string``'s tree, the word's bytes in the alternative's text and whether it is
+    a single-quoted string there, and the rewritten stretches' bytes in ``string``'s text; else
+    None.
 
     Each stretch the alternative rewrites lies inside an argument word (of a command the values
-    do not read) between a blank and a byte that ends a word; the word's new text is inert
-    characters and ``${NAME}`` of variables the string never assigns, with no empty piece at or
-    inside it, and reads as one argument word whose parts are one node each
+    do not read) between a blank and a byte that ends a word. A single-quoted string stays one,
+    its quotes where they were and none between them: its text is literal. Any other word's new
+    text is inert characters and ``${NAME}`` of variables the string never assigns, with no empty
+    piece at or inside it, and reads as one argument word whose parts are one node each
     (``_reads_as_parts``): each part evaluates to one piece at its own bytes, which map onto the
     alternative's pieces there."""
     regions = changed_regions(string.pieces, alternative.pieces)
@@ -179,7 +187,7 @@ def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Option
             node = node.parent
         while node is not None and node.parent is not None and node.parent.type != "command":
             node = node.parent
-        if node is None or node.type not in _ARGUMENTS:
+        if node is None or (node.type not in _ARGUMENTS and node.type != "raw_string"):
             return None  # the command's name is a command_name; an assignment's value, a for list…
         parent = node.parent
         if parent is None:
@@ -197,6 +205,7 @@ def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Option
         shift += delta
     out: List[Tuple] = []
     pieces = alternative.pieces
+    other: Optional[bytes] = None
     for node, before, inside in words.values():
         ws, we = node.start_byte, node.end_byte
         if ws == 0 or data[ws - 1] not in _BLANKS:
@@ -205,6 +214,14 @@ def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Option
         if after and after[0] not in _WORD_ENDS and after not in (b"\\\n", b"&&"):
             return None
         start, end = ws + before, we + before + inside
+        if node.type == "raw_string":
+            # ``'…'``: whatever the alternative writes between the quotes is literal text
+            if other is None:
+                other = alternative.text.encode("utf-8")
+            if end - start < 3 or other[start] != 39 or other[end - 1] != 39 or other.find(b"'", start + 1, end - 1) >= 0:
+                return None
+            out.append((node, start, end, True))
+            continue
         # the alternative's pieces over the word: inert text, or a whole ``${NAME}``
         index = bisect_left(a_ends, start)
         parts: List[Tuple[bool, bytes]] = []
@@ -237,7 +254,7 @@ def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Option
                 return None
         if not _reads_as_parts(tuple(parts)):
             return None
-        out.append((node, start, end))
+        out.append((node, start, end, False))
     return out, stretches
 
 
