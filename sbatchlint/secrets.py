@@ -385,9 +385,16 @@ def _may_name_a_secret(command: "Command") -> bool:
         return True
     if _BEYOND_ITS_BYTES.search(raw) is None or _environment_only(command, raw):
         lowered = raw.replace(b'"', b"").replace(b"'", b"").lower()
-        if not any(hint in lowered for hint in _COMMAND_HINTS):
+        if _NAME_HINT_BYTES.search(lowered) is None:
             return False
     return _HintFlow.of(command.__dict__["_values"]).may_hold_hint(command)
+
+
+# What a name ``is_secret_name`` accepts holds (``redaction.secret_name_kind``): ``TOKEN`` or
+# ``KEY`` where it ends (only characters ``normalize_name`` drops may follow them in the name:
+# anything but a letter or a digit), or ``SECRET``/``PASSW`` anywhere; ``wandb`` is the program
+# ``wandb login``. ``--tokenizer-model`` holds none of them.
+_NAME_HINT_BYTES = lazy(rb"(?:token|key)(?![a-z0-9])|secret|passw|wandb")
 
 
 # -- where the text of a command's words comes from ----------------------------------------------
@@ -401,7 +408,13 @@ def _may_name_a_secret(command: "Command") -> bool:
 # Only the forms the model evaluates plainly are followed; any other makes the answer "maybe".
 
 _HINT_STRINGS = tuple(hint.decode("ascii") for hint in (b"token", b"key", b"secret", b"passw", b"wandb"))
-_HINT_PREFIXES = frozenset(h[:k] for h in _HINT_STRINGS for k in range(1, len(h)))
+# ``token`` and ``key`` count only where a name may end: before a character that is no letter or
+# digit, or at the end of the word (see _NAME_HINT_BYTES). One that ends the text so far is kept
+# as a state of its own, until what follows it is known.
+_AT_END = ("token", "key")
+_ANYWHERE = ("secret", "passw", "wandb")
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_HINT_PREFIXES = frozenset(h[:k] for h in _HINT_STRINGS for k in range(1, len(h))) | frozenset(_AT_END)
 _LONGEST_PREFIX = max(len(p) for p in _HINT_PREFIXES)
 _START = frozenset({""})
 _OPERATORS_WITH_DEFAULT = frozenset({":-", "-", ":=", "="})
@@ -424,9 +437,16 @@ def _through_literal(tails: "frozenset", text: str) -> "frozenset":
     out = set()
     for tail in tails:
         joined = tail + text
-        for hint in _HINT_STRINGS:
+        for hint in _ANYWHERE:
             if hint in joined:
                 raise _Maybe
+        for hint in _AT_END:
+            at = joined.find(hint)
+            while at >= 0:
+                after = at + len(hint)
+                if after < len(joined) and joined[after] not in _NAME_CHARACTERS:
+                    raise _Maybe
+                at = joined.find(hint, at + 1)
         out.add(_tail(joined))
     return frozenset(out)
 
@@ -457,13 +477,11 @@ def _unescaped(raw: bytes, escapable: "Optional[bytes]") -> str:
     return bytes(out).decode("utf-8", "replace").lower()
 
 
-def _through_name(name: str) -> "frozenset":
+def _through_name(tails: "frozenset", name: Optional[str]) -> "frozenset":
     """An unknown value, which the model writes as ``${NAME}`` (``${?}`` without a name): the
-    braces end whatever came before and after, so only the name itself may hold a hint."""
-    lowered = name.lower()
-    if any(hint in lowered for hint in _HINT_STRINGS):
-        raise _Maybe
-    return _START
+    braces end whatever came before (a ``token`` there ends a name) and after, so only the name
+    itself may hold a hint besides."""
+    return _through_literal(tails, "${" + (name or "?").lower() + "}")
 
 
 class _HintFlow:
@@ -495,7 +513,9 @@ class _HintFlow:
                 start = node.start_byte
                 if start and data[start - 1] == 36:
                     return True  # it may continue a word cut at a bare ``$``
-                self.node(node, _START)  # each argument starts a word of its own
+                ends = self.node(node, _START)  # each argument starts a word of its own
+                if any(tail in _AT_END for tail in ends):
+                    return True  # ``token`` at the end of the word: a name may end there
         except (_Maybe, RecursionError):
             return True
         return False
@@ -530,7 +550,8 @@ class _HintFlow:
         if kind == "expansion":
             return self.expansion(node, tails)
         if kind in ("command_substitution", "arithmetic_expansion", "process_substitution"):
-            return _START  # an unknown value: ``${?}``, or ``${NAME}`` of the variable holding it
+            # an unknown value: ``${?}``, or ``${NAME}`` of the variable holding it (read there)
+            return _through_name(tails, None)
         raise _Maybe
 
     def text(self, node) -> str:
@@ -566,27 +587,27 @@ class _HintFlow:
         indirection, an element) gives an unknown value."""
         children = [c for c in node.children if c.type not in ("${", "}")]
         if not children:
-            return _START
+            return _through_name(tails, None)
         first = children[0]
         if first.type == "subscript":
             base = first.child_by_field_name("name")
             index = first.child_by_field_name("index")
             if base is not None and index is not None and self.text(index) in ("@", "*"):
                 return self.variable(self.text(base), node.start_byte, tails)  # the elements, or their unknown form
-            return _START
+            return _through_name(tails, None)
         if first.type not in ("variable_name", "special_variable_name"):
-            return _START
+            return _through_name(tails, None)
         name = self.text(first)
         rest = children[1:]
         if not rest:
             return self.variable(name, node.start_byte, tails)
         operator = rest[0].type
         if operator in (":+", "+"):
-            return _START
+            return _through_name(tails, None)
         if operator in (":?", "?"):
             return self.variable(name, node.start_byte, tails)
         if operator not in _OPERATORS_WITH_DEFAULT:
-            return _through_name(name)
+            return _through_name(tails, name)
         out = set(self.variable(name, node.start_byte, tails))
         default = tails
         for operand in rest[1:]:
@@ -597,16 +618,20 @@ class _HintFlow:
     def elements(self, nodes, tails: "frozenset") -> "frozenset":
         """Words that each may be the value (a loop's list, an array's elements) or stand side
         by side with a space between (an array as one string)."""
+        if any(tail in _AT_END for tail in tails):
+            raise _Maybe  # a space may follow it
         out = set(tails) | _START
         for element in self.values.words_of(nodes):
             out |= self.node(element, tails)
             out |= self.node(element, _START)
+        if any(tail in _AT_END for tail in out):
+            raise _Maybe  # a space may follow it
         return frozenset(out)
 
     def variable(self, name: str, at: int, tails: "frozenset") -> "frozenset":
         """``$NAME`` used at byte ``at``: any value an assignment the model may follow there gives
         it (those before ``at``, as ``Values.lookup`` takes them), or its unknown form."""
-        unknown = _through_name(name)
+        unknown = _through_name(tails, name)
         assignments = self.values.assignments.get(name)
         if not assignments:
             return unknown

@@ -818,6 +818,15 @@ _NAMED_THROUGH_VALUES = [
     "A=(x --api)\npython3 fetch.py ${A[*]}_key {v}\n",  # an array's elements as one string
     "A=(x)\nA+=(--api)\npython3 fetch.py ${A[*]}_key {v}\n",  # an array appended to
     "for o in --hub_to; do python3 fetch.py ${o}ken={v}; done\n",  # a loop's value
+    "P=TOK\npython3 fetch.py --${P}EN {v}\n",  # the name ends with the word
+    "P=hub_token\npython3 fetch.py --$P={v}\n",  # the value ends the name
+    "K=token\nQ=x\npython3 fetch.py --hf_$K {v} $Q\n",  # the value ends the word
+    "P=--hub\npython3 fetch.py ${P}_token__={v}\n",  # separators a name drops after it
+    "P=--api\npython3 fetch.py ${P}_KEY {v}\n",  # KEY where the word ends
+    "A=(--hub_token)\npython3 fetch.py ${A[@]} {v}\n",  # an array's element
+    "Q=x\npython3 fetch.py --a${HF_TOKEN}={v} $Q\n",  # an unknown's name ends the option's
+    "P=--hub_token\npython3 fetch.py ${P}$(true)={v}\n",  # an unknown value after it: ``${?}``
+    "A=(--hub_token {v})\npython3 fetch.py ${A[*]}x\n",  # a space between elements ends it
 ]
 
 
@@ -846,6 +855,8 @@ _NO_NAME_THROUGH_VALUES = [
     "P=TOKEN_x\npython3 fetch.py --${P%_x}={v}\n",  # a trim: the model leaves it unknown
     "A=(tok)\npython3 fetch.py --${A[0]}en={v}\n",  # an element: unknown too
     'P=TO\npython3 fetch.py "--${P}\\KEN={v}"\n',  # the backslash stays inside double quotes
+    "T=llama\npython3 fetch.py --tokenizer-model $T --key-file=/k {v}\n",  # tokenizer, key file
+    "P=TOKEN\npython3 fetch.py --${P}IZER-type={v}\n",  # a hint a value ends, continued
 ]
 
 
@@ -870,8 +881,37 @@ def test_pre_test_passes_commands_that_may_name_a_secret_and_only_those():
         if "python3" in body:
             assert verdicts(body.replace("{v}", "x")) == [True], body
     assert verdicts("P=hub\npython3 fetch.py --${P}-size=1\n") == [False]
+    # ``token``/``key`` that a letter or digit continues end no name (``--tokenizer-model``)
+    assert verdicts("T=llama\npython3 fetch.py --tokenizer-model $T --keyfile=/k\n") == [False]
+    assert verdicts("python3 fetch.py --tokenizer-model llama --vocab-tokens 5\n") == [False]
+    assert verdicts("T=llama\npython3 fetch.py --hub-token $T\n") == [True]
+    assert verdicts("P=TOK\npython3 fetch.py --${P}EN\n") == [True]
     assert verdicts("T=to\npython3 fetch.py --$T-ken 1\n") == [False]
     assert verdicts("S=$(date +%s)\npython3 fetch.py --tag=run_$S\n") == [False]
+
+
+def test_every_secret_name_holds_a_hint_the_command_pre_test_looks_for():
+    """The command pre-test skips a command whose bytes hold no ``token``/``key`` where a name may
+    end (no letter or digit after it) and no ``secret``, ``passw`` or ``wandb``: every name
+    ``is_secret_name`` accepts, followed by what may end it in a word, holds one."""
+    import itertools
+
+    from sbatchlint import redaction
+
+    words = ["TOKEN", "KEY", "API", "APIKEY", "SECRET", "PASSWORD", "PASSWD", "HF", "XTOKEN", "ACCESS", "AUTH",
+             "PRIVATE", "TOKENS", "KEYS", "ID", "PAD", "SLACK", "BOT", "izer", "1", ""]
+    names = ["_".join(parts) for size in (1, 2, 3) for parts in itertools.product(words, repeat=size)]
+    names += [n.replace("_", sep) for n in names[:400] for sep in ("-", ".", "")]
+    checked = 0
+    for name in names:
+        if not redaction.is_secret_name(name):
+            continue
+        for written in (name, "--" + name, name + "=v", name + "_=v", name + ".-=", name.lower(), name.upper()):
+            if not written.strip("-"):
+                continue
+            assert secrets._NAME_HINT_BYTES.search(written.lower().encode()), written
+            checked += 1
+    assert checked > 1000
 
 
 def test_hint_locator_agrees_with_the_text_test_on_every_stretch():
