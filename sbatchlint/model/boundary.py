@@ -289,14 +289,14 @@ class _ShiftedTree:
 
     __slots__ = ("root", "words")
 
-    def __init__(self, root: Node, words: List[Tuple[Node, int, int, bool]]) -> None:
+    def __init__(self, root: Node, words: List[Tuple[Node, int, int, bool, Node]]) -> None:
         self.root = root
         # (the word's node in the step's tree, its start and end in the alternative, single-quoted)
         self.words = words
 
     def expands_at(self, start: int, end: int) -> bool:
         shift = 0
-        for node, word_start, word_end, quoted in self.words:
+        for node, word_start, word_end, quoted, _command in self.words:
             if word_end <= start:
                 shift = word_end - node.end_byte
                 continue

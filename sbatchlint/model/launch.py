@@ -989,8 +989,8 @@ def _shifted(parse, step: Step, alternative: Value, index: int) -> Optional[Comm
                 return None
             argv.append(mapped)
             continue
-        node, start, end, quoted = entry
-        if word.alternatives is not None or node.parent != inner.node or word.span.end != node.end_byte:
+        node, start, end, quoted, command = entry
+        if word.alternatives is not None or command != inner.node or word.span.end != node.end_byte:
             return None
         if quoted:  # the text between the quotes
             pieces = alternative.slice_pieces(start + 1, end - 1)
@@ -998,7 +998,7 @@ def _shifted(parse, step: Step, alternative: Value, index: int) -> Optional[Comm
             pieces = alternative.slice_pieces(start, end)
         argv.append(Word(Value(tuple(pieces)), None, alternative.source_bounds(start, end) or Span(0, 0), None))
         used += 1
-    if used != sum(1 for entry in rewritten if entry[0].parent == inner.node):
+    if used != sum(1 for entry in rewritten if entry[4] == inner.node):
         return None
     for assignment in inner.env:
         if not _unmoved(assignment.value, assignment.span, None, string, stretches):

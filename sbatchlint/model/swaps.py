@@ -154,11 +154,27 @@ def changed_regions(own: "Sequence", pieces: "Sequence") -> "Optional[List[Tuple
 
 
 def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Optional[Tuple[List[Tuple], List[Tuple[int, int]]]]":
+    """``_shifted_words``, worked out once per string and alternative (the launch variants and
+    the early-expansion check ask for the same ones), kept with the string's own values
+    ``inner`` (which hold nothing that refers back to them: no reference cycle)."""
+    memo = inner.__dict__.get("_shifted_words")
+    if memo is None:
+        memo = inner.__dict__["_shifted_words"] = {}
+    key = (id(string), id(alternative))
+    found = memo.get(key)
+    if found is not None and found[0] is string and found[1] is alternative:
+        return found[2]
+    result = _shifted_words(root, inner, string, alternative)
+    memo[key] = (string, alternative, result)  # (both kept alive: their ids stay theirs)
+    return result
+
+
+def _shifted_words(root, inner, string: "Value", alternative: "Value") -> "Optional[Tuple[List[Tuple], List[Tuple[int, int]]]]":
     """The rewritten argument words when ``alternative`` reads as ``string`` (whose text parsed
-    to ``root``, with values ``inner``) apart from them: ``(node, start, end, quoted)`` for each,
-    the node of ``string``'s tree, the word's bytes in the alternative's text and whether it is
-    a single-quoted string there, and the rewritten stretches' bytes in ``string``'s text; else
-    None.
+    to ``root``, with values ``inner``) apart from them: ``(node, start, end, quoted, command)``
+    for each, the node of ``string``'s tree, the word's bytes in the alternative's text, whether
+    it is a single-quoted string there and the node of its command, and the rewritten stretches'
+    bytes in ``string``'s text; else None.
 
     Each stretch the alternative rewrites lies inside an argument word (of a command the values
     do not read) between a blank and a byte that ends a word. A single-quoted string stays one,
@@ -175,7 +191,8 @@ def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Option
     starts, ends, _raws = string._layout
     a_starts, a_ends, a_raws = alternative._layout
     data = string.text.encode("utf-8")
-    words: Dict[int, list] = {}  # word start → [node, shift before it, change inside it]
+    words: Dict[int, list] = {}  # word start → [node, shift before it, change inside it, command]
+    commands: Dict[Tuple[int, int], bool] = {}  # per command: whether the values read its words
     stretches: List[Tuple[int, int]] = []
     shift = 0
     for i, k, j, l in regions:
@@ -183,30 +200,32 @@ def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Option
         if start >= end or a_starts[j] >= a_ends[l - 1]:
             return None
         node = root.descendant_for_byte_range(start, end - 1)
+        parent = node.parent if node is not None else None  # (each ``parent`` walks the tree)
         while node is not None and not (node.start_byte <= start and end <= node.end_byte):
-            node = node.parent
-        while node is not None and node.parent is not None and node.parent.type != "command":
-            node = node.parent
-        if node is None or (node.type not in _ARGUMENTS and node.type != "raw_string"):
+            node, parent = parent, (parent.parent if parent is not None else None)
+        while parent is not None and parent.type != "command":
+            node, parent = parent, parent.parent
+        if node is None or parent is None or (node.type not in _ARGUMENTS and node.type != "raw_string"):
             return None  # the command's name is a command_name; an assignment's value, a for list…
-        parent = node.parent
-        if parent is None:
-            return None
-        name = parent.child_by_field_name("name")
-        if name is None or data[name.start_byte : name.end_byte] in _READ_BY_VALUES_BYTES:
+        key = (parent.start_byte, parent.end_byte)
+        read = commands.get(key)
+        if read is None:
+            name = parent.child_by_field_name("name")
+            read = commands[key] = name is None or data[name.start_byte : name.end_byte] in _READ_BY_VALUES_BYTES
+        if read:
             return None
         stretches.append((start, end))
         delta = (a_ends[l - 1] - a_starts[j]) - (end - start)
         entry = words.get(node.start_byte)
         if entry is None:
-            words[node.start_byte] = [node, shift, delta]
+            words[node.start_byte] = [node, shift, delta, parent]
         else:
             entry[2] += delta
         shift += delta
     out: List[Tuple] = []
     pieces = alternative.pieces
     other: Optional[bytes] = None
-    for node, before, inside in words.values():
+    for node, before, inside, command in words.values():
         ws, we = node.start_byte, node.end_byte
         if ws == 0 or data[ws - 1] not in _BLANKS:
             return None
@@ -220,7 +239,7 @@ def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Option
                 other = alternative.text.encode("utf-8")
             if end - start < 3 or other[start] != 39 or other[end - 1] != 39 or other.find(b"'", start + 1, end - 1) >= 0:
                 return None
-            out.append((node, start, end, True))
+            out.append((node, start, end, True, command))
             continue
         # the alternative's pieces over the word: inert text, or a whole ``${NAME}``
         index = bisect_left(a_ends, start)
@@ -254,7 +273,7 @@ def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Option
                 return None
         if not _reads_as_parts(tuple(parts)):
             return None
-        out.append((node, start, end, False))
+        out.append((node, start, end, False, command))
     return out, stretches
 
 
