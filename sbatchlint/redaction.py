@@ -46,19 +46,19 @@ class Shape:
 _GITLAB_BODY = r"[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*"
 
 SHAPES: Tuple[Shape, ...] = (
-    Shape("GitHub fine-grained token", r"(?<![A-Za-z0-9_])github_pat_(?P<body>[A-Za-z0-9_]{40,})", "GH_TOKEN", 2),
-    Shape("Hugging Face token", r"(?<![A-Za-z0-9_])hf_(?P<body>[A-Za-z0-9]{30,})", "HF_TOKEN", 2),
-    Shape("GitHub token", r"(?<![A-Za-z0-9_])gh[pousr]_(?P<body>[A-Za-z0-9]{30,})", "GH_TOKEN", 2),
-    Shape("AWS access key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)(?P<body>[A-Z0-9]{16})(?![A-Za-z0-9])", "AWS_ACCESS_KEY_ID", 1),
-    Shape("Anthropic API key", r"(?<![A-Za-z0-9_\-])sk-ant-(?P<body>[A-Za-z0-9_\-]{20,})", "ANTHROPIC_API_KEY", 3),
-    Shape("OpenAI-style API key", r"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?P<body>[A-Za-z0-9_\-]{20,})", "OPENAI_API_KEY", 3),
+    Shape("GitHub fine-grained token", r"github_pat_(?<![A-Za-z0-9_]github_pat_)(?P<body>[A-Za-z0-9_]{40,})", "GH_TOKEN", 2),
+    Shape("Hugging Face token", r"hf_(?<![A-Za-z0-9_]hf_)(?P<body>[A-Za-z0-9]{30,})", "HF_TOKEN", 2),
+    Shape("GitHub token", r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)(?P<body>[A-Za-z0-9]{30,})", "GH_TOKEN", 2),
+    Shape("AWS access key", r"A(?:KIA|SIA)(?<![A-Za-z0-9]A[KS]IA)(?P<body>[A-Z0-9]{16})(?![A-Za-z0-9])", "AWS_ACCESS_KEY_ID", 1),
+    Shape("Anthropic API key", r"sk-ant-(?<![A-Za-z0-9_\-]sk-ant-)(?P<body>[A-Za-z0-9_\-]{20,})", "ANTHROPIC_API_KEY", 3),
+    Shape("OpenAI-style API key", r"sk-(?<![A-Za-z0-9_\-]sk-)(?!ant-)(?P<body>[A-Za-z0-9_\-]{20,})", "OPENAI_API_KEY", 3),
     # GitLab: 20 URL-safe characters after the prefix; the newer "routable" tokens are longer and
     # carry ``.``-separated parts (a CI job token may be a JWT). An instance-wide prefix may come
     # before (``acme-glpat-…``): the match starts at the GitLab prefix.
-    Shape("GitLab access token", r"(?<![A-Za-z0-9_])glpat-(?P<body>%s)" % _GITLAB_BODY, "GITLAB_TOKEN", 2),
-    Shape("GitLab CI job token", r"(?<![A-Za-z0-9_])glcbt-(?P<body>%s)" % _GITLAB_BODY, "CI_JOB_TOKEN", 2),
-    Shape("GitLab deploy token", r"(?<![A-Za-z0-9_])gldt-(?P<body>%s)" % _GITLAB_BODY, "GITLAB_DEPLOY_TOKEN", 2),
-    Shape("GitLab runner token", r"(?<![A-Za-z0-9_])glrt-(?P<body>%s)" % _GITLAB_BODY, "GITLAB_RUNNER_TOKEN", 2),
+    Shape("GitLab access token", r"glpat-(?<![A-Za-z0-9_]glpat-)(?P<body>%s)" % _GITLAB_BODY, "GITLAB_TOKEN", 2),
+    Shape("GitLab CI job token", r"glcbt-(?<![A-Za-z0-9_]glcbt-)(?P<body>%s)" % _GITLAB_BODY, "CI_JOB_TOKEN", 2),
+    Shape("GitLab deploy token", r"gldt-(?<![A-Za-z0-9_]gldt-)(?P<body>%s)" % _GITLAB_BODY, "GITLAB_DEPLOY_TOKEN", 2),
+    Shape("GitLab runner token", r"glrt-(?<![A-Za-z0-9_]glrt-)(?P<body>%s)" % _GITLAB_BODY, "GITLAB_RUNNER_TOKEN", 2),
     # Slack: bot, user, workspace, legacy and refresh tokens (and ``xoxe.xoxp-`` configuration
     # tokens); after the prefix a real one starts with a number (team, version) and a dash.
     Shape("Slack token", r"(?<![A-Za-z0-9_])(?:xoxe\.)?xox[bpase]-(?P<body>[0-9]+-[A-Za-z0-9\-]{8,})", "SLACK_TOKEN", 2),
@@ -71,8 +71,10 @@ SHAPES: Tuple[Shape, ...] = (
         2,
     ),
 )
-# Literal text every match of a shape contains: a scan is skipped when none is there (the
-# patterns start with a look-behind, so the regex engine itself cannot search for the literal).
+# Each pattern starts with its literal prefix and looks behind it afterwards (``hf_(?<![…]hf_)``
+# rather than ``(?<![…])hf_``: the same matches), so the regex engine jumps from one occurrence
+# of the prefix to the next instead of trying the look-behind at every character.
+# Literal text every match of a shape contains: a scan is skipped when none is there.
 _SHAPE_HINTS = {
     "GitHub fine-grained token": ("github_pat_",),
     "Hugging Face token": ("hf_",),
