@@ -69,6 +69,8 @@ SHIFTED_SHAPES = [
     ("a line continuation before", 'srun bash -c "python t.py --save \\\n${W:-/ws}/ckpt --tp 2"\n', False),
     ("a line continuation after", 'srun bash -c "python t.py --save ${W:-/ws}/ckpt\\\n --tp 2"\n', False),
     ("an earlier command moves", 'srun bash -c "cd ${W:-/ws} && python t.py --tp 2"\n', True),
+    ("earlier commands move", 'srun bash -c "cd ${W:-/w} && mkdir -p ${W:-/w}/o; X=1 python t.py --s ${W:-/w}/c"\n', True),
+    ("an earlier command shrinks", 'for D in /long/dir /d; do\n  srun bash -c "cd $D; python t.py --tp 2"\ndone\n', True),
     ("an unknown in the step's string", 'srun bash -c "torchrun --nproc_per_node=${GPUS:-$NPROC_PER_NODE} t.py"\n', True),
     ("an expansion the task's shell makes after it", 'srun bash -c "python t.py --save ${W:-/ws}/c --rank \\$SLURM_PROCID"\n', True),
     ("a variable of the string after it", 'srun bash -c "X=\\$Y; python t.py --save ${W:-/ws}/c \\"\\$X\\""\n', False),
@@ -137,9 +139,12 @@ def _compare(body: str):
                     shifted += 1
                 full = task_string_command(script.values, alternative, index, len(step.task_commands), step)
                 step.task_values = own
-                same_length = len(alternative.text) == len(step.task_string.text)
+                # where the node ends is compared when the alternative is as long as the step's
+                # string, or when the command moved (its node is the alternative's own)
+                moved = fast.node.start_byte != step.task_commands[index].node.start_byte
+                exact = moved or len(alternative.text) == len(step.task_string.text)
                 assert full is not None, (body, index, alternative.text)
-                assert _reading(fast, same_length) == _reading(full, same_length), (body, index, alternative.text)
+                assert _reading(fast, exact) == _reading(full, exact), (body, index, alternative.text)
     return same_tree, shifted
 
 
@@ -160,6 +165,28 @@ def test_an_alternative_of_another_length_reads_as_parsing_it_gives(name, body, 
         assert shifted, "the shortcut should apply to this shape"
     else:
         assert shifted == 0, "the alternative must be parsed"
+
+
+@pytest.mark.parametrize("body", [
+    'srun bash -c "cd ${W:-/ws} && python t.py --tp 2"\n',
+    'srun bash -c "cd ${W:-/w} && mkdir -p ${W:-/w}/o; X=1 python t.py --s ${W:-/w}/c"\n',
+    'for D in /long/dir /d; do\n  srun bash -c "cd $D; python t.py --tp 2"\ndone\n',
+])
+def test_a_command_an_earlier_rewritten_word_moves_is_read_off_the_steps_parse(body):
+    """The launch's command comes after the rewritten words: its node is the alternative's own,
+    where the words before it moved it, and the rest is the step's reading."""
+    script = Script(Source((HEADER + body).encode(), "job.sh"))
+    (step,) = script.steps
+    index = len(step.task_commands) - 1
+    moved = 0
+    for alternative in (_string_word(step).alternatives or [])[:-1]:
+        fast = launch_model._substituted(script, step, alternative, index)
+        assert fast is not None, alternative.text
+        full = task_string_command(script.values, alternative, index, len(step.task_commands), step)
+        moving = fast.node.start_byte != step.task_commands[index].node.start_byte
+        assert _reading(fast, moving) == _reading(full, moving)  # a moved node: the parse's own
+        moved += moving
+    assert moved
 
 
 @pytest.mark.parametrize("name, body", [s[:2] for s in SHAPES + SHIFTED_SHAPES], ids=[s[0] for s in SHAPES + SHIFTED_SHAPES])

@@ -50,7 +50,7 @@ from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .branches import alternative_groups
 from .steps import SHELLS, Command, Step, parse_task_string, task_string_command
-from .steps import inner_command, parsed_task_string
+from .steps import inner_command, parsed_task_string, task_tree
 from .swaps import shifted_words, swapped_words
 from .values import Piece, Value, Word, split_value, consistent
 from ..shell import ancestors
@@ -942,7 +942,7 @@ def _substituted(script: "Script", step: Step, alternative: Value, index: int) -
         return None
     swapped = swapped_words(parse.local[0].root_node, string, alternative)
     if swapped is None:
-        return _shifted(parse, step, alternative, index)
+        return _shifted(script, parse, step, alternative, index)
     if not swapped:
         return None  # the same text (whose memoised parse answers as cheaply)
     inner = inner_command(parse.local, index)
@@ -958,7 +958,7 @@ def _substituted(script: "Script", step: Step, alternative: Value, index: int) -
     return parse.command_in(alternative, index, step)
 
 
-def _shifted(parse, step: Step, alternative: Value, index: int) -> Optional[Command]:
+def _shifted(script: "Script", parse, step: Step, alternative: Value, index: int) -> Optional[Command]:
     """Task command ``index`` of an alternative string that rewrites plain argument words of the
     step's own string with text of another length (``${WORKSPACE:-/workspace}/ckpt`` when the
     environment sets WORKSPACE: ``${WORKSPACE}/ckpt``, see ``swaps.shifted_words``): the step's
@@ -967,8 +967,10 @@ def _shifted(parse, step: Step, alternative: Value, index: int) -> Optional[Comm
     reads bytes the rewriting moves in a way that shows: each of their pieces is a literal of
     the string's text or an unknown it leaves to the task's shell, mapped onto the string's own
     pieces, which the alternative holds too. None when the shortcut does not apply. The node
-    is the one of the step's own string (the same kind, starting at the same byte: nothing
-    before the command is rewritten)."""
+    is the one of the step's own string (the same kind, starting at the same byte) when nothing
+    before the command is rewritten, else the command's node in the alternative's own tree
+    (parsed, but neither evaluated nor mapped), found where the rewritten words before it
+    moved it."""
     string = step.task_string
     assert string is not None
     found = shifted_words(parse.local[0].root_node, parse.inner, string, alternative)
@@ -976,8 +978,11 @@ def _shifted(parse, step: Step, alternative: Value, index: int) -> Optional[Comm
         return None
     rewritten, stretches = found
     inner = inner_command(parse.local, index)
-    if stretches[0][0] < inner.node.start_byte:
-        return None  # an earlier command moves: the alternative's tree has this one elsewhere
+    place = inner.node
+    if stretches[0][0] < place.start_byte:
+        place = _moved_command(script, alternative, place, rewritten)
+        if place is None:
+            return None
     own = parse.command(index, step)
     at = {entry[0].start_byte: entry for entry in rewritten}
     argv: List[Word] = []
@@ -1003,7 +1008,24 @@ def _shifted(parse, step: Step, alternative: Value, index: int) -> Optional[Comm
     for assignment in inner.env:
         if not _unmoved(assignment.value, assignment.span, None, string, stretches):
             return None
-    return Command(inner.node, argv, own.env, True, step)
+    return Command(place, argv, own.env, True, step)
+
+
+def _moved_command(script: "Script", alternative: Value, command, rewritten: List[Tuple]):
+    """The node of ``command`` (of the step's own string's tree) in the tree of an alternative
+    that rewrites words before it (``rewritten``, from ``swaps.shifted_words``): where they
+    moved its first byte. None when no command starts there."""
+    shift = 0
+    for word, start, end, _quoted, _command in rewritten:
+        if word.end_byte <= command.start_byte:
+            shift += (end - start) - (word.end_byte - word.start_byte)
+    at = command.start_byte + shift
+    node = task_tree(script.values, alternative.text.encode("utf-8")).root_node.descendant_for_byte_range(at, at)
+    while node is not None and not (node.start_byte == at and node.type == "command"):
+        if node.start_byte != at:
+            return None
+        node = node.parent
+    return node
 
 
 def _unmoved(value: Value, span: Optional[Span], alternatives, string: Value, stretches: List[Tuple[int, int]]) -> bool:
