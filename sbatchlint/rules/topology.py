@@ -262,40 +262,21 @@ class RendezvousEnvInBatchShell(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         values = script.values
-        # torchrun sets RANK, LOCAL_RANK, GROUP_RANK… for each worker itself: a value exported for
-        # it is overwritten, and harms nothing when every launch of the script is torchrun.
-        launched = launch_model.launches(script)
-        all_torchrun = bool(launched) and all(launch.elastic for launch in launched)
-        # a step whose launcher only the submission environment names (``srun $LAUNCHER …``)
-        # may be torchrun too: for the variables torchrun sets, nothing can be told
-        unknown = _unknown_launcher(script)
-        if unknown and all(launch.elastic for launch in launched):
-            all_torchrun = True
-        # ... unless a branch chooses another launcher (torchrun in an if, python in its else):
-        # then the value harms that branch's launch, which the finding names
-        elsewhere = None
-        if launched and all(any(a.elastic for a in [launch] + launch.others) for launch in launched):
-            elsewhere = next(
-                (
-                    where
-                    for launch in launched
-                    for other in [launch] + launch.others
-                    if not other.elastic
-                    for where in [branch_of(script, launch, other)]
-                    if where is not None
-                ),
-                None,
-            )
-            all_torchrun = all_torchrun or elsewhere is not None
+        torchrun = None  # (all launches torchrun, the branch of one that is not): asked once, when needed
         for name in RANK_VARIABLES:
-            if not values.is_exported(name):
-                continue
+            assignments = values.assignments.get(name)
+            if not assignments or not values.is_exported(name):
+                continue  # (only an assignment can take a per-task value)
             in_branch = ()
-            if all_torchrun and name in variables.TORCHRUN_SET:
-                if elsewhere is None:
-                    continue
-                in_branch = (f"torchrun would set it for each worker, but the launch as written in {elsewhere} is no torchrun",)
-            for assignment in _unique(values.assignments.get(name, [])):
+            if name in variables.TORCHRUN_SET:
+                if torchrun is None:
+                    torchrun = self._torchrun(script)
+                all_torchrun, elsewhere = torchrun
+                if all_torchrun:
+                    if elsewhere is None:
+                        continue
+                    in_branch = (f"torchrun would set it for each worker, but the launch as written in {elsewhere} is no torchrun",)
+            for assignment in _unique(assignments):
                 # a file the script sources runs in the batch shell too: reported at its own line
                 origin = origin_of(assignment) if assignment.sourced is not None else None
                 own, where = (origin.assignment, origin.values) if origin is not None else (assignment, values)
@@ -321,10 +302,7 @@ class RendezvousEnvInBatchShell(Rule):
                     origin=origin,
                     more=in_branch,
                 )
-        multi = self._multi_node(script)
-        if not multi:
-            return
-        in_branch = () if multi is True else (f"the step as written in {multi} spans several nodes",)
+        multi = None  # whether the job spans several nodes: asked only of a loopback MASTER_ADDR
         for assignment in _unique(values.assignments.get("MASTER_ADDR", [])):
             if assignment.kind != "assign" or assignment.value_node is None or _conditional(assignment.node):
                 continue
@@ -333,6 +311,11 @@ class RendezvousEnvInBatchShell(Rule):
                 continue
             if not (values.is_exported("MASTER_ADDR") or _expanded_in_batch(script, "MASTER_ADDR")):
                 continue
+            if multi is None:
+                multi = self._multi_node(script)
+            if not multi:
+                return
+            in_branch = () if multi is True else (f"the step as written in {multi} spans several nodes",)
             nodes = self._nodes_text(script)
             yield self._report(
                 script,
@@ -342,6 +325,36 @@ class RendezvousEnvInBatchShell(Rule):
                 note="the tasks on every other node look for the rendezvous on their own host and time out",
                 more=in_branch,
             )
+
+    @staticmethod
+    def _torchrun(script) -> Tuple[bool, Optional[str]]:
+        """Whether every launch of the script is torchrun (which sets RANK, LOCAL_RANK, GROUP_RANK…
+        for each worker itself, so a value exported for it is overwritten and harms nothing), and
+        the branch that chooses another launcher for one of them, if any."""
+        launched = launch_model.launches(script)
+        all_torchrun = bool(launched) and all(launch.elastic for launch in launched)
+        # a step whose launcher only the submission environment names (``srun $LAUNCHER …``)
+        # may be torchrun too: for the variables torchrun sets, nothing can be told
+        unknown = _unknown_launcher(script)
+        if unknown and all(launch.elastic for launch in launched):
+            all_torchrun = True
+        # ... unless a branch chooses another launcher (torchrun in an if, python in its else):
+        # then the value harms that branch's launch, which the finding names
+        elsewhere = None
+        if launched and all(any(a.elastic for a in [launch] + launch.others) for launch in launched):
+            elsewhere = next(
+                (
+                    where
+                    for launch in launched
+                    for other in [launch] + launch.others
+                    if not other.elastic
+                    for where in [branch_of(script, launch, other)]
+                    if where is not None
+                ),
+                None,
+            )
+            all_torchrun = all_torchrun or elsewhere is not None
+        return all_torchrun, elsewhere
 
     def _report(
         self, script, assignment, message: str, label: str, note: str, origin=None, more: Tuple[str, ...] = ()
