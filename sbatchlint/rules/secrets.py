@@ -744,13 +744,17 @@ class XtraceWithSecrets(Rule):
             return current
 
         uses: List[Tuple[int, Span, str]] = []  # (offset, span to report, variable)
-        # Without a tracing event nothing is traced in the batch shell: no need to look for uses.
-        # Nor for an expansion of a secret variable where none is written (as for SBL402).
-        expands = bool(events) and expands_a_secret_variable(script)
-        for node in script.nodes_of_type("simple_expansion", "expansion", "variable_assignment") if events else ():
+        # Without a tracing event that turns tracing on, nothing is traced in the batch shell: no
+        # need to look for uses. Nor before the first such event (``region`` is None up to and
+        # including its offset), nor for an expansion of a secret variable where none is written
+        # (as for SBL402).
+        first_on = next((start for start, on, _text in events if on), None)
+        expands = first_on is not None and expands_a_secret_variable(script)
+        kinds = ("simple_expansion", "expansion", "variable_assignment") if expands else ("variable_assignment",)
+        for node in script.nodes_of_type(*kinds) if first_on is not None else ():
+            if node.start_byte <= first_on:
+                continue
             if node.type in ("simple_expansion", "expansion"):
-                if not expands:
-                    continue
                 name = expansion_name(script.data[node.start_byte : node.end_byte].decode("utf-8", "replace"))
                 if not name or not is_secret_variable(script, name):
                     continue
@@ -766,6 +770,8 @@ class XtraceWithSecrets(Rule):
                 if is_secret_variable(script, name):
                     uses.append((node.start_byte, shell.node_span(node, script.data), name))
         for command in script.commands if expands else ():
+            if command.node.start_byte <= first_on:  # (``expands`` implies a first event)
+                continue
             raw = unevaluated_bytes(command)
             if raw is not None and b"$" not in raw:
                 continue  # no word of it takes anything from a variable: its argv is left unevaluated
