@@ -754,20 +754,19 @@ class XtraceWithSecrets(Rule):
         for node in script.nodes_of_type(*kinds) if first_on is not None else ():
             if node.start_byte <= first_on:
                 continue
-            if node.type in ("simple_expansion", "expansion"):
+            if expands and node.type in ("simple_expansion", "expansion"):
                 name = expansion_name(script.data[node.start_byte : node.end_byte].decode("utf-8", "replace"))
                 if not name or not is_secret_variable(script, name):
                     continue
                 if any(a.type in ("heredoc_body", "comment") for a in shell.ancestors(node)):
                     continue
                 uses.append((node.start_byte, shell.node_span(node, script.data), name))
-            elif node.type == "variable_assignment":
+            else:  # a variable_assignment: its name first, the value only of a secret one
                 name_node = node.child_by_field_name("name")
-                value = node.child_by_field_name("value")
-                if name_node is None or value is None:
+                if name_node is None:
                     continue
                 name = script.data[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
-                if is_secret_variable(script, name):
+                if is_secret_variable(script, name) and node.child_by_field_name("value") is not None:
                     uses.append((node.start_byte, shell.node_span(node, script.data), name))
         for command in script.commands if expands else ():
             if command.node.start_byte <= first_on:  # (``expands`` implies a first event)
