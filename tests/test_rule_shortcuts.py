@@ -41,3 +41,63 @@ def test_xtrace_uses_are_found_after_the_first_event_that_turns_it_on(body, expe
 def test_xtrace_from_the_shebang_covers_the_whole_file():
     text = "#!/bin/bash -x\n#SBATCH --nodes=1\nexport HF_TOKEN=$(cat ~/.hf)\n"
     assert lines(text, "SBL403") == [3]
+
+
+# -- SBL106: a launch none of whose variants names a size is not read for its configurations -------
+def _launch(args: str, before: str = ""):
+    from sbatchlint.model.script import Script
+
+    text = HEADER + before + f"srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 pretrain_gpt.py {args}\n"
+    (launch,) = Script(Source(text.encode(), "job.sh")).launches
+    return launch
+
+
+def _spellings(name: str):
+    from sbatchlint.model.launch import SHORT_PARALLELISM
+
+    dashed = name.replace("_", "-")
+    yield f"--{name} 3"
+    yield f"--{name}=3"
+    yield f"-{dashed.upper()} 3"
+    yield f"---{dashed.title()}=3"
+    if name not in SHORT_PARALLELISM:
+        yield f"model.{name}=3"
+        yield f"+cfg.{dashed.upper()}=3"
+        yield f"~a.b.{name}=3"
+
+
+def test_every_name_of_the_size_table_passes_the_pretest():
+    from sbatchlint.model.launch import PARALLELISM_NAMES
+    from sbatchlint.rules.launch import _may_name_a_size
+
+    for name in PARALLELISM_NAMES:
+        for spelling in _spellings(name):
+            launch = _launch(f"--lr 1e-4 {spelling} --seed 1")
+            assert launch.parallelism, spelling  # the model reads a size here...
+            assert _may_name_a_size(launch.args), spelling  # ...so the pretest must let it through
+
+
+NEAR_MISSES = [
+    "--epochs 3 --output-dir out --steps=10 --app x", "--tpx 2 --xtp 2 tp=2 pp=2 --pp_sizes 2",
+    "--tp", "--lr 1 --tp", "cfg.tp=2 cfg.ep_size=4", "--sequence-parallel --use-distributed-optimizer",
+    '"--tp 2"', "--tp$X 2", "'--etp=2'", "-- tp 2", "--micro-batch-size=2 --data-path /d",
+    "--tp 2 $EXTRA", "model.tensor_model_parallel_size", "--TENSOR_MODEL_PARALLEL_SIZE 4",
+    "--context_parallel_size=${CP:-2}", "--pipeline-model-parallel-size $PP",
+]
+
+
+@pytest.mark.parametrize("args", NEAR_MISSES)
+def test_the_size_pretest_lets_through_whatever_the_model_reads_a_size_in(args):
+    from sbatchlint.rules.launch import _may_name_a_size
+
+    launch = _launch(args, before="PP=4\nTP_ARGS='--tp 2'\n")
+    for variant in launch.variants or [launch]:
+        if variant.parallelism:
+            assert _may_name_a_size(variant.args), args
+
+
+def test_a_size_that_arrives_through_variables_still_fails_to_divide():
+    body = 'P=para\nfor T in 2 3; do\n  srun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 pretrain_gpt.py --tensor-model-${P}llel-size $T\ndone\n'
+    assert lines(HEADER + body, "SBL106") == [6]  # at the loop's 3
+    body = 'ARGS="--lr 1 --pp 3"\nsrun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 pretrain_gpt.py $ARGS\n'
+    assert lines(HEADER + body, "SBL106") == [6]

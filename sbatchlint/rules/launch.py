@@ -29,6 +29,7 @@ from ..model.launch import (
     batch_launches,
     runs_remote_starter,
 )
+from ..lazyre import lazy
 from ..model import variables
 from ..model.branches import branch_of, step_alternatives, variant_branch
 from ..model.steps import Step, task_wrapper_index
@@ -1374,6 +1375,8 @@ class ParallelismDoesNotDivide(Rule):
             world, how = self._world(script, launch)
             if world is None:
                 continue
+            if not any(_may_name_a_size(variant.args) for variant in launch.variants or [launch]):
+                continue  # no size given: no configuration can fail to divide the world
             configurations = launch.configurations()
             several = len(configurations) > 1
             for configuration in configurations:
@@ -1425,6 +1428,22 @@ class ParallelismDoesNotDivide(Rule):
                 product_text = "·".join(names) + " = " + "·".join(str(f) for f in factors) + f" = {expert}"
                 return f"{product_text} (DP = {world}/{dense} = {world // dense}, but the expert layers need {expert} to divide {world})"
         return None
+
+
+# Where ``parallel_sizes`` can find a size among arguments joined by NUL bytes and lowered: a
+# long name holds "parallel"; a short one (``tp``, ``etp_size``…) names a size only as a whole
+# dashed option, so it follows a dash and ends the word or meets its "=". Far cheaper than
+# reading every argument of every variant, and a superset: where it finds nothing, neither does
+# ``parallel_sizes``.
+_MAY_NAME_A_SIZE = lazy(r"parallel|-(?:e?tp|pp|cp|ep)(?:[-_]size)?(?=[=\x00])")
+
+
+def _may_name_a_size(args) -> bool:
+    """Whether these entry-point arguments may give a parallelism size (see ``_MAY_NAME_A_SIZE``)."""
+    if not args:
+        return False
+    joined = "\x00".join([word.text for word in args]) + "\x00"
+    return _MAY_NAME_A_SIZE.search(joined.lower()) is not None
 
 
 # -- SBL112 ---------------------------------------------------------------------------------------
