@@ -350,7 +350,7 @@ class TorchrunMultipleTasksPerNode(Rule):
     def check(self, script) -> Iterator[Diagnostic]:
         seen = set()
         for launch in launches(script):
-            if not launch.elastic or launch.unparsed or _guarded_per_task(script, launch):
+            if not launch.elastic or launch.unparsed:
                 continue
             step = launch.step
             layout = task_layout(script, step)
@@ -363,6 +363,8 @@ class TorchrunMultipleTasksPerNode(Rule):
                 if other is None:
                     continue
                 step, layout, branch = other.step, task_layout(script, other.step), other.branch or "another branch"
+            if _guarded_per_task(script, launch):  # (asked last: it reads the task's shell)
+                continue
             tasks = layout.per_node
             nproc = launch.certain_number("nproc_per_node")
             name = _launcher_name(launch)
