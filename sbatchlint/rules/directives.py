@@ -492,12 +492,28 @@ class InvalidDirectiveValue(Rule):
                 continue
             if spec.value is None:
                 continue
-            complaint = option_table.validate(spec.value, value, spec.long)
+            complaint = _validated(spec.value, value, spec.long)
             if complaint is not None:
                 message, help_, notes = _complaint_lines(complaint)
                 yield self.report(
                     script, directive.value_span, message, label="rejected by sbatch", help=help_, notes=notes
                 )
+
+
+# ``options.validate``'s answers (a function of its arguments alone), kept across the files of a
+# run: headers repeat the same few values (``--nodes=2``, ``--time=04:00:00``) from file to file.
+_VALIDATED: Dict[Tuple[str, str, str], Optional[str]] = {}
+
+
+def _validated(kind: str, value: str, option: str) -> Optional[str]:
+    key = (kind, value, option)
+    try:
+        return _VALIDATED[key]
+    except KeyError:
+        complaint = option_table.validate(kind, value, option)
+        if len(_VALIDATED) < 4096:
+            _VALIDATED[key] = complaint
+        return complaint
 
 
 _SBATCH_SAYS = lazy(r" \((sbatch: .*)\)\Z")
