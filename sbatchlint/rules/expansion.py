@@ -673,15 +673,17 @@ class PerTaskVariableExpandedEarly(Rule):
 
     def _task_commands(self, script) -> Iterator[Diagnostic]:
         for entry in early_expansions(script):
-            relevant = [
-                o
-                for o in entry.occurrences
-                if early_scope(entry.name, script, o.step) not in (None, "job")
-                and not _same_as_batch_shell(entry.name, early_scope(entry.name, script, o.step) or "", script, o.step)
-                and not _first_node_on_purpose(entry, o)
-                and not _scripts_own(script, entry.name, early_scope(entry.name, script, o.step))
-                and not _read_only_by_static_rendezvous(script, entry, o)
-            ]
+            relevant = []
+            for o in entry.occurrences:
+                scope = early_scope(entry.name, script, o.step)  # (asked once per occurrence)
+                if (
+                    scope not in (None, "job")
+                    and not _same_as_batch_shell(entry.name, scope, script, o.step)
+                    and not _first_node_on_purpose(entry, o)
+                    and not _scripts_own(script, entry.name, scope)
+                    and not _read_only_by_static_rendezvous(script, entry, o)
+                ):
+                    relevant.append(o)
             if not relevant:
                 continue
             first = relevant[0]
@@ -860,8 +862,15 @@ def _value_of_its_own(script, entry: EarlyExpansion) -> bool:
         if script.blank_in_quoted_literal(assignment.value_node):
             return False  # every value holds that blank: not worth evaluating the expansions
         values = script.values.evaluate(assignment.value_node)
-        return bool(values) and not any(char.isspace() for value in values for char in value.text)
+        return bool(values) and not any(_has_blank(value.text) for value in values)
     return False
+
+
+def _has_blank(text: str) -> bool:
+    """Whether a character of ``text`` is whitespace (``str.isspace``): ``str.split`` cuts at
+    exactly those, so a text without one comes back whole (and only an empty text splits to
+    nothing)."""
+    return bool(text) and text.split() != [text]
 
 
 # -- SBL203 ----------------------------------------------------------------------------------------
