@@ -101,3 +101,28 @@ def test_a_size_that_arrives_through_variables_still_fails_to_divide():
     assert lines(HEADER + body, "SBL106") == [6]  # at the loop's 3
     body = 'ARGS="--lr 1 --pp 3"\nsrun --kill-on-bad-exit=1 torchrun --nproc_per_node=8 pretrain_gpt.py $ARGS\n'
     assert lines(HEADER + body, "SBL106") == [6]
+
+
+# -- SBL202: whether an assignment's value holds a blank, without a Python step per character -----
+def test_the_blank_test_agrees_with_isspace_on_every_character():
+    from sbatchlint.rules.expansion import _has_blank
+
+    characters = [chr(c) for c in range(0x3100)] + ["\U0001f600", "\ufeff", "\u200b", "\u2028", "\u3000"]
+    for char in characters:
+        for text in (char, "a" + char, char + "b", "a" + char + "b", "ab" + char + char):
+            assert _has_blank(text) == any(c.isspace() for c in text), repr(text)
+    assert _has_blank("") is False
+    assert _has_blank("/results/run_1") is False
+
+
+# -- SBL006: option values checked once per run, each answer kept for its own option --------------
+def test_a_kept_answer_names_its_own_option_and_value():
+    def said(header: str):
+        return [d.message for d in lint_text("#!/bin/bash\n" + header + "srun hostname\n", ["SBL006"]) if d.code == "SBL006"]
+
+    for _ in range(2):  # the second round reads kept answers
+        assert said("#SBATCH --ntasks=0\n") == ['invalid --ntasks "0": must be a whole number >= 1']
+        assert said("#SBATCH --cpus-per-task=0\n") == ['invalid --cpus-per-task "0": must be a whole number >= 1']
+        assert said("#SBATCH --cpus-per-task=00\n") == ['invalid --cpus-per-task "00": must be a whole number >= 1']
+        assert said("#SBATCH --cpus-per-task=4\n") == []
+        assert said("#SBATCH --nodes=0\n")[0].startswith('invalid --nodes "0"')
