@@ -126,3 +126,22 @@ def test_a_kept_answer_names_its_own_option_and_value():
         assert said("#SBATCH --cpus-per-task=00\n") == ['invalid --cpus-per-task "00": must be a whole number >= 1']
         assert said("#SBATCH --cpus-per-task=4\n") == []
         assert said("#SBATCH --nodes=0\n")[0].startswith('invalid --nodes "0"')
+
+
+# -- SBL009: a header with no angle bracket (and a file with no placeholder word) is not read line by line
+HEADER_PLACEHOLDER_SHAPES = [
+    ("#SBATCH --nodes=2\n#SBATCH --account=<YOUR_ACCOUNT>\n", [3]),  # on the last directive's line
+    ("#SBATCH --account=<YOUR_ACCOUNT>\n#SBATCH --nodes=2\n", [2]),  # on the first
+    ("#SBATCH --nodes=2 --account=<acct>\n", [2]),  # after another directive on the last line
+    ("#SBATCH --account=your_account_here\n#SBATCH --nodes=2\n", [2]),  # a word, no bracket anywhere
+    ("#SBATCH --account=your_account_here\n", [2]),
+    ("#SBATCH --nodes=2\n#SBATCH --partition=gpu\n", []),
+    ("#SBATCH --nodes=2\n", []),
+]
+
+
+@pytest.mark.parametrize("header, expected", HEADER_PLACEHOLDER_SHAPES)
+@pytest.mark.parametrize("body", ["srun hostname\n", "cat <<EOF > cfg\nx\nEOF\nsrun hostname < cfg\n"])
+def test_header_placeholders_are_found_wherever_the_header_holds_one(header, expected, body):
+    text = "#!/bin/bash\n" + header + body
+    assert [n for n in lines(text, "SBL009") if n <= header.count("\n") + 1] == expected

@@ -198,7 +198,18 @@ def _harmless_word(node, data: bytes, a: int, text: str) -> bool:
 
 def header_placeholders(script) -> Iterator[Tuple[Span, str]]:
     source = script.source
+    data = script.data
+    every = script.header.directives  # in source order, as their lines
+    if not every:
+        return
     words = None  # whether the file holds a word-style placeholder anywhere (asked once)
+    # From the first directive to the end of the last one's line: every line below lies there,
+    # so without an angle bracket in it (nor a placeholder word in the file) none has one.
+    last = data.find(b"\n", every[-1].span.end)
+    if data.find(b"<", every[0].span.start, len(data) if last < 0 else last) < 0:
+        words = bool(_word_spans(data))
+        if not words:
+            return
     for line, directives in script.header.lines.items():
         if not directives:
             continue
