@@ -38,6 +38,13 @@ def test_xtrace_uses_are_found_after_the_first_event_that_turns_it_on(body, expe
     assert lines(HEADER + body, "SBL403") == expected
 
 
+def test_a_variable_is_secret_by_its_credential_literal_even_where_no_name_looks_secret():
+    # (no "token", "key", "secret" or "passw" anywhere in the file: the literal alone makes it secret)
+    text = "#!/bin/bash\n#SBATCH --nodes=1\nset -x\nMY_VAR=hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567\n"
+    assert lines(text, "SBL403") == [4]
+    assert lines(text.replace("set -x\n", "") + "set -x\n", "SBL403") == []
+
+
 def test_xtrace_from_the_shebang_covers_the_whole_file():
     text = "#!/bin/bash -x\n#SBATCH --nodes=1\nexport HF_TOKEN=$(cat ~/.hf)\n"
     assert lines(text, "SBL403") == [3]

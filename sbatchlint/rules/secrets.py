@@ -10,7 +10,7 @@ import re
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
-from ..redaction import mask
+from ..redaction import NAME_HINTS, mask
 from ..secrets import (
     TaskString,
     expands_a_secret_variable,
@@ -640,6 +640,14 @@ def _may_trace(command) -> bool:
     return b"x" in raw or any(char in raw for char in (b"$", b"`", b"*", b"?", b"["))
 
 
+def _may_assign_a_secret(script) -> bool:
+    """Whether an assignment of the script may name a secret variable. Its name is its own bytes:
+    a secret-looking one holds a hint of ``redaction.NAME_HINTS`` (lowered), and any other is a
+    secret variable only when it holds a live credential literal the scan found."""
+    lowered = script.data.lower()
+    return any(hint in lowered for hint in NAME_HINTS) or any(secret.live for secret in scan(script))
+
+
 def _shebang_traces(script) -> bool:
     first = script.source.text(script.source.line_span(1)) if script.data.startswith(b"#!") else ""
     words = first[2:].split()
@@ -751,7 +759,9 @@ class XtraceWithSecrets(Rule):
         first_on = next((start for start, on, _text in events if on), None)
         expands = first_on is not None and expands_a_secret_variable(script)
         kinds = ("simple_expansion", "expansion", "variable_assignment") if expands else ("variable_assignment",)
-        for node in script.nodes_of_type(*kinds) if first_on is not None else ():
+        # (without expansions to read, only an assignment to a secret variable is a use)
+        look = first_on is not None and (expands or _may_assign_a_secret(script))
+        for node in script.nodes_of_type(*kinds) if look else ():
             if node.start_byte <= first_on:
                 continue
             if expands and node.type in ("simple_expansion", "expansion"):
