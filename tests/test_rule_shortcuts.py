@@ -45,6 +45,15 @@ def test_a_variable_is_secret_by_its_credential_literal_even_where_no_name_looks
     assert lines(text.replace("set -x\n", "") + "set -x\n", "SBL403") == []
 
 
+def test_an_expansion_of_a_variable_secret_by_its_literal_alone_is_still_found():
+    text = (
+        "#!/bin/bash\n#SBATCH --nodes=2\nMY_VAR=hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567\nexport MY_VAR\n"
+        'srun bash -c "python x.py --v $MY_VAR"\necho $MY_VAR\n'
+    )
+    assert lines(text, "SBL402") == [5, 6]
+    assert lines("set -x\n".join(text.split("export MY_VAR\n")), "SBL403") == [5]  # once per variable
+
+
 def test_xtrace_from_the_shebang_covers_the_whole_file():
     text = "#!/bin/bash -x\n#SBATCH --nodes=1\nexport HF_TOKEN=$(cat ~/.hf)\n"
     assert lines(text, "SBL403") == [3]

@@ -16,6 +16,7 @@ from ..secrets import (
     expands_a_secret_variable,
     expansion_name,
     is_secret_variable,
+    mentions,
     scan,
     task_strings,
     unevaluated_bytes,
@@ -489,7 +490,7 @@ class SecretExpandedIntoCommand(Rule):
     ))
 
     def check(self, script) -> Iterator[Diagnostic]:
-        if not expands_a_secret_variable(script):
+        if not _expands_a_secret(script):
             return  # every finding below is the expansion of a secret variable
         reported: Set[Span] = set()
         steps_by_string = {id(step.task_string): step for step in script.steps if step.task_string is not None}
@@ -640,12 +641,17 @@ def _may_trace(command) -> bool:
     return b"x" in raw or any(char in raw for char in (b"$", b"`", b"*", b"?", b"["))
 
 
-def _may_assign_a_secret(script) -> bool:
-    """Whether an assignment of the script may name a secret variable. Its name is its own bytes:
-    a secret-looking one holds a hint of ``redaction.NAME_HINTS`` (lowered), and any other is a
-    secret variable only when it holds a live credential literal the scan found."""
-    lowered = script.data.lower()
-    return any(hint in lowered for hint in NAME_HINTS) or any(secret.live for secret in scan(script))
+def _secret_variable_possible(script) -> bool:
+    """Whether some variable of the script may be a secret variable (``is_secret_variable``):
+    a secret-looking name holds a hint of ``redaction.NAME_HINTS`` (lowered) wherever it is
+    written (the script or a string a task's shell runs), and any other name is one only when it
+    holds a live credential literal the scan found."""
+    return any(secret.live for secret in scan(script)) or mentions(NAME_HINTS, script)
+
+
+def _expands_a_secret(script) -> bool:
+    """``expands_a_secret_variable``, answered at once where no variable can be a secret one."""
+    return _secret_variable_possible(script) and expands_a_secret_variable(script)
 
 
 def _shebang_traces(script) -> bool:
@@ -757,10 +763,10 @@ class XtraceWithSecrets(Rule):
         # including its offset), nor for an expansion of a secret variable where none is written
         # (as for SBL402).
         first_on = next((start for start, on, _text in events if on), None)
-        expands = first_on is not None and expands_a_secret_variable(script)
+        expands = first_on is not None and _expands_a_secret(script)
         kinds = ("simple_expansion", "expansion", "variable_assignment") if expands else ("variable_assignment",)
         # (without expansions to read, only an assignment to a secret variable is a use)
-        look = first_on is not None and (expands or _may_assign_a_secret(script))
+        look = first_on is not None and (expands or _secret_variable_possible(script))
         for node in script.nodes_of_type(*kinds) if look else ():
             if node.start_byte <= first_on:
                 continue
