@@ -161,3 +161,22 @@ HEADER_PLACEHOLDER_SHAPES = [
 def test_header_placeholders_are_found_wherever_the_header_holds_one(header, expected, body):
     text = "#!/bin/bash\n" + header + body
     assert [n for n in lines(text, "SBL009") if n <= header.count("\n") + 1] == expected
+
+
+# -- SBL311: $0 readings found first, the variables that carry them read only when there is one ----
+SELF_DIRECTORY_SHAPES = [
+    ('DIR=$(dirname "$0")\nsource "$DIR/env.sh"\n', [2]),
+    ('DIR=$(dirname "${BASH_SOURCE[0]}")\nHERE=$DIR\nsource "$HERE/env.sh"\n', [2]),
+    ('DIR=${0%/*}\npython "$DIR/train.py"\n', [2]),
+    ('DIR=${BASH_SOURCE%/*}\npython "$DIR/train.py"\n', [2]),
+    ('source "$(dirname "$0")/env.sh"\n', [2]),
+    ('echo "$0 ${01} $BASH_SOURCE"\nNAME=$(basename "$0")\n', []),
+    ('DIR=$(dirname "${BASH_SOURCE[1]}")\nsource "$DIR/env.sh"\n', []),
+    ('DIR=$(dirname "$0")\nif [ -n "$SLURM_JOB_ID" ]; then DIR=$SLURM_SUBMIT_DIR; fi\nsource "$DIR/env.sh"\n', []),
+]
+
+
+@pytest.mark.parametrize("body, expected", SELF_DIRECTORY_SHAPES)
+def test_the_script_directory_is_followed_from_every_spelling_of_its_reading(body, expected):
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n" + body + "srun hostname\n"
+    assert [n - 1 for n in lines(text, "SBL311")] == expected

@@ -58,6 +58,9 @@ def _text(script: "Script", node: "Node") -> str:
 
 def _origin(script: "Script", node: "Node") -> Optional[str]:
     """``$0``, ``${0…}``, ``$BASH_SOURCE``, ``${BASH_SOURCE[0]…}`` (as written), else None."""
+    start = node.start_byte
+    if not script.data.startswith((b"$0", b"$BASH_SOURCE", b"${0", b"${BASH_SOURCE"), start):
+        return None  # (every answer below starts so: a node that does not is not decoded)
     if node.type == "simple_expansion":
         text = _text(script, node)
         return text if text in ("$0", "$BASH_SOURCE") else None
@@ -144,9 +147,22 @@ def build_self_directory(script: "Script") -> List[SelfDirectoryUse]:
     if b"$0" not in data and b"${0" not in data and b"BASH_SOURCE" not in data:
         return []
     out: List[SelfDirectoryUse] = []
+    expansions = script.nodes_of_type("simple_expansion", "expansion")
+    # the script's directory read from $0 (or BASH_SOURCE) where nothing guards it
+    readings = []
+    for node in expansions:
+        origin = _origin(script, node)
+        if origin is None or any(a.type == "heredoc_body" for a in ancestors(node)):
+            continue
+        reading = _directory_reading(script, node)
+        if reading is None or _guarded(script, node):
+            continue
+        readings.append((origin, reading))
+    if not readings:
+        return out  # (the variables below are read only to follow a reading)
     # variables that hold the script's directory: name -> (reading, origin, chain, fixable)
     uses_of: Dict[str, List["Node"]] = {}
-    for node in script.nodes_of_type("simple_expansion", "expansion"):
+    for node in expansions:
         name_node = next((c for c in node.named_children if c.type == "variable_name"), None)
         if name_node is None:
             sub = next((c for c in node.named_children if c.type == "subscript"), None)
@@ -160,13 +176,7 @@ def build_self_directory(script: "Script") -> List[SelfDirectoryUse]:
         if a.value_node is not None and b"SLURM_SUBMIT_DIR" in data[a.value_node.start_byte : a.value_node.end_byte]
     }
     reported: Set[Tuple[int, int]] = set()
-    for node in script.nodes_of_type("simple_expansion", "expansion"):
-        origin = _origin(script, node)
-        if origin is None or any(a.type == "heredoc_body" for a in ancestors(node)):
-            continue
-        reading = _directory_reading(script, node)
-        if reading is None or _guarded(script, node):
-            continue
+    for origin, reading in readings:
         fixable = True  # ${SLURM_SUBMIT_DIR:-…} wraps a substitution and an expansion alike
         # follow the directory through the variables it is assigned to, to the commands using it
         frontier: List[Tuple["Node", Tuple[str, ...]]] = [(reading, ())]
