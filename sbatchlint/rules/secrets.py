@@ -645,8 +645,14 @@ def _secret_variable_possible(script) -> bool:
     """Whether some variable of the script may be a secret variable (``is_secret_variable``):
     a secret-looking name holds a hint of ``redaction.NAME_HINTS`` (lowered) wherever it is
     written (the script or a string a task's shell runs), and any other name is one only when it
-    holds a live credential literal the scan found."""
-    return any(secret.live for secret in scan(script)) or mentions(NAME_HINTS, script)
+    holds a live credential literal the scan found. (Asked by SBL402 and SBL403: kept.)"""
+    kept = script.__dict__
+    possible = kept.get("_secret_variable_possible")
+    if possible is None:
+        possible = kept["_secret_variable_possible"] = (
+            any(secret.live for secret in scan(script)) or mentions(NAME_HINTS, script)
+        )
+    return possible
 
 
 def _expands_a_secret(script) -> bool:
