@@ -138,9 +138,7 @@ def _lint(source: Source, options: Optional[Options], model, failures: Optional[
 
     selected = body_rules = _selected(rules, language, options.selection)
     if language == "shell":
-        from .model.kind import template_evidence
-
-        if template_evidence(model) is not None:
+        if model.template_evidence is not None:  # (``model/kind.py``)
             # a template for another tool: one finding says so, no rule checks it as a job
             selected = [rule for rule in selected if rule.code == TEMPLATE_RULE]
             body_rules = []
@@ -151,8 +149,21 @@ def _lint(source: Source, options: Optional[Options], model, failures: Optional[
             if any(doc.submitted for doc in model.heredocs):
                 keep = ANY_SHELL_FILE + SUBMISSION_RULES
             selected = [rule for rule in selected if rule.code.startswith(keep)]
-    for rule in selected:
-        diagnostics.extend(run(rule, rule.check, model))
+    # (``run`` inlined: this loop runs every rule of every file)
+    if failures is None:
+        for rule in selected:
+            diagnostics.extend(rule.check(model))
+    else:
+        for rule in selected:
+            try:
+                found = list(rule.check(model))  # (whole, or nothing of a rule that raises)
+            except RecursionError:
+                raise  # the whole file is too deeply nested, not one rule's bug
+            except Exception as err:  # one rule's bug costs only that rule's findings
+                failures.append(RuleFailure(rule.code, rule.name, err))
+                failed.add(rule.code)
+                continue
+            diagnostics.extend(found)
     if language == "shell":
         diagnostics.extend(_submitted_bodies(model, body_rules, options, run))
     if failed:  # a failed rule's suppressions are not "unused"
@@ -209,14 +220,14 @@ _EXPANDED_BODY_CODES = frozenset(f"SBL{n:03d}" for n in range(2, 13))
 def _submitted_bodies(script, selected: list, options: Options, run=None) -> List[Diagnostic]:
     """The findings of each here-document body the script submits to sbatch, linted as a batch
     script of its own and reported at its real place in the file (``run`` guards each rule)."""
+    if b"<<" not in script.data:
+        return []
     from .lazyclass import replace
 
     from .diagnostics import Edit, Fix
     from .model.heredocs import heredocs
     from .model.script import Script
 
-    if b"<<" not in script.data:
-        return []
     found: List[Diagnostic] = []
     for doc in heredocs(script):
         if not doc.submitted or doc.strip_tabs:

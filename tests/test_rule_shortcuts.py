@@ -180,3 +180,26 @@ SELF_DIRECTORY_SHAPES = [
 def test_the_script_directory_is_followed_from_every_spelling_of_its_reading(body, expected):
     text = "#!/bin/bash\n#SBATCH --nodes=1\n" + body + "srun hostname\n"
     assert [n - 1 for n in lines(text, "SBL311")] == expected
+
+
+# -- the rules loop: a rule that raises after a finding gives none of its findings -----------------
+def test_a_rule_that_raises_midway_keeps_none_of_its_findings(monkeypatch):
+    from sbatchlint import registry
+    from sbatchlint.linter import lint
+    from tests.lintutil import options
+
+    job = "#SBATCH --nodes=1\nset -e\n#SBATCH --time=10\nsrun hostname\n"
+    rule = registry.get("SBL003")
+    real = rule.check
+
+    def half(script):
+        yield from real(script)
+        raise ValueError("bad span 12..11")
+
+    monkeypatch.setattr(rule, "check", half)
+    failures = []
+    found = lint(Source(job.encode(), "job.sh"), options(), failures=failures)
+    assert [f.code for f in failures] == ["SBL003"]
+    assert "SBL003" not in {d.code for d in found} and "SBL002" in {d.code for d in found}
+    with pytest.raises(ValueError):
+        lint(Source(job.encode(), "job.sh"), options())
