@@ -536,13 +536,13 @@ class MissingKillOnBadExit(Rule):
     def _branches(self, script, step) -> Iterator[Diagnostic]:
         """The step as another branch writes it (``SRUN_CMD`` set in an if and its else), when
         that one lacks the option: one finding naming the branch, without a fix."""
+        launch = training_launch(script, step)
+        if launch is None:
+            return  # (asked first: the branches are read only for a training step)
         for alternative in step_alternatives(script, step):
             other = alternative.step
             if other.options_incomplete or other.has(option_table.KILL_ON_BAD_EXIT) or alternative.branch is None:
                 continue
-            launch = training_launch(script, step)
-            if launch is None:
-                return
             g = geometry(script, other)
             if _min_tasks(g) < 2:
                 continue
