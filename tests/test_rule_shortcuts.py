@@ -203,3 +203,35 @@ def test_a_rule_that_raises_midway_keeps_none_of_its_findings(monkeypatch):
     assert "SBL003" not in {d.code for d in found} and "SBL002" in {d.code for d in found}
     with pytest.raises(ValueError):
         lint(Source(job.encode(), "job.sh"), options())
+
+
+# -- SBL303: a command whose bytes cannot name a packing step is not evaluated to find one ---------
+PACKING_STEP_SHAPES = [
+    "python prepare_packed_sequences.py --seq 4096\n",
+    'python "prepare_packed.py"\n',
+    "python prepare'_'packed.py\n",
+    'python /opt/nemo/scripts/Prepare_"Pack"ed.py\n',
+    "S=prepare_packed.py\npython $S\n",
+    "P=prepare\npython ${P}_packed.py\n",
+    "python prepare_\\\npacked.py\n",
+    "python prep`echo are`_packed.py\n",
+    "srun python prepare_packed.py\n",
+    "python prepare_data.py\npython train.py --packed\n",
+    "echo prepare; echo packed\n",
+    "python préparé_pack.py\n",
+    "python prepare_ünpack.py\n",
+]
+
+
+@pytest.mark.parametrize("body", PACKING_STEP_SHAPES)
+def test_the_packing_step_is_found_as_when_every_argv_is_read(body):
+    from sbatchlint.model.script import Script
+    from sbatchlint.model.workload import prepares_packed_data
+
+    def script():
+        return Script(Source(("#!/bin/bash\n#SBATCH --nodes=2\n" + body).encode(), "job.sh"))
+
+    full = script()
+    for command in full.commands:
+        command.argv  # every argv read: the shortcut has nothing to skip
+    assert prepares_packed_data(script()) == prepares_packed_data(full)

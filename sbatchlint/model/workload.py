@@ -263,6 +263,9 @@ IN_BATCH_PACKING = lazy(r"in_batch", re.IGNORECASE)
 PACKED_FILE = lazy(r"packed[^/]*\.npy$", re.IGNORECASE)
 PACKING_NAME = lazy(r"(^|[_\-])packed([_\-.]|$)", re.IGNORECASE)
 PREPARE_PACKED = lazy(r"prepare\w*pack", re.IGNORECASE)
+# What can put text into a word that its bytes do not hold: an expansion or a substitution
+# (``$…``, backquotes), an escape or a line continuation.
+_BEYOND_ITS_BYTES = lazy(rb"[$`\\]")
 OFF_VALUES = NONE_VALUES | {"-1"}
 
 
@@ -293,7 +296,16 @@ def prepares_packed_data(script: "Script") -> Optional[str]:
     commands = list(script.commands)
     for step in script.steps:
         commands.extend(step.task_commands)
+    from ..secrets import unevaluated_bytes  # (a batch command's bytes while its argv is unread)
+
     for command in commands:
+        raw = unevaluated_bytes(command)
+        if raw is not None and _BEYOND_ITS_BYTES.search(raw) is None:
+            # Without an expansion, a substitution or an escape, each word's text is its own
+            # bytes without their quotes, whole in the command's bytes without quotes: a name the
+            # pattern finds in a word it finds there too, and the argv need not be evaluated.
+            if not PREPARE_PACKED.search(raw.decode("utf-8", "replace").replace('"', "").replace("'", "")):
+                continue
         for word in command.argv:
             if word.known and PREPARE_PACKED.search(posixpath.basename(word.text)):
                 return f"the packing step `{posixpath.basename(word.text)}`"
