@@ -816,10 +816,10 @@ class JobVariableExpandedEarly(Rule):
                 continue
             if entry.blocker == "elsewhere":
                 continue  # a host-side value (a results path…) the batch shell also uses: expanded early on purpose
-            if _value_of_its_own(script, entry):
-                continue
             steps = entry.steps
             if not steps or any(early_scope(entry.name, script, step) != "job" for step in steps):
+                continue
+            if _value_of_its_own(script, entry):  # (asked last: it evaluates the assignment)
                 continue
             step = steps[0]
             written = script.text(entry.site)
