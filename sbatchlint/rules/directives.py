@@ -147,6 +147,9 @@ class UnknownDirectiveOption(Rule):
         for directive in script.header.directives:
             if directive.line == comment_line:
                 continue
+            if directive.dashes == "--" and directive.spec is not None:
+                previous_flagged = None  # a known long option (most): ``_check`` has nothing to say
+                continue
             if directive.dashes == "" and directive.glued:
                 comment_line = directive.line
             found = self._check(script, directive, previous_flagged)
@@ -880,16 +883,18 @@ class DuplicateDirective(Rule):
 
     def check(self, script) -> Iterator[Diagnostic]:
         groups: Dict[str, List[Directive]] = {}
+        canonical = option_table.canonical
         for directive in script.header.effective:
-            if directive.name is None:
-                continue
-            name = option_table.canonical(directive.name)
             spec = directive.spec
-            if (spec is not None and spec.accumulates) or (spec is not None and spec.arg == "none"):
+            if spec is None:
+                continue  # (an unknown option: ``directive.name`` is None)
+            if spec.accumulates or spec.arg == "none":
                 continue  # accumulated, or a flag: setting it twice changes nothing
             # each component of a heterogeneous job has options of its own
-            groups.setdefault((directive.component, name), []).append(directive)
+            groups.setdefault((directive.component, canonical(spec.long)), []).append(directive)
         for (_, name), directives in groups.items():
+            if len(directives) < 2:
+                continue  # given once
             winner = directives[-1]
             winner_text = winner.text
             for directive in directives[:-1]:
