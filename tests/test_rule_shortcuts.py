@@ -235,3 +235,22 @@ def test_the_packing_step_is_found_as_when_every_argv_is_read(body):
     for command in full.commands:
         command.argv  # every argv read: the shortcut has nothing to skip
     assert prepares_packed_data(script()) == prepares_packed_data(full)
+
+
+# -- Rule.report builds the Diagnostic positionally: each field must land where it is named -------
+def test_a_report_carries_each_of_its_fields():
+    from sbatchlint import registry
+    from sbatchlint.diagnostics import Diagnostic, Edit, Fix, Severity
+    from sbatchlint.model.script import Script
+    from sbatchlint.source import Span
+
+    rule = registry.get("SBL003")
+    script = Script(Source(b"#!/bin/bash\nsrun hostname\n", "dir/job.sh"))
+    fix = Fix.safe("drop it", Edit.delete(Span(0, 1)))
+    made = rule.report(script, Span(1, 2), "the message", fix, label="the label", help="the help",
+                       severity=Severity.INFO, notes=["a note"])
+    assert made == Diagnostic(code="SBL003", name=rule.name, severity=Severity.INFO, span=Span(1, 2),
+                              message="the message", fix=fix, path="dir/job.sh", label="the label",
+                              help="the help", notes=("a note",))
+    plain = rule.report(script, Span(1, 2), "m")
+    assert (plain.severity, plain.fix, plain.label, plain.help, plain.notes) == (rule.severity, None, None, None, ())

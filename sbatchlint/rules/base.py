@@ -101,18 +101,8 @@ class Rule:
             name = os.path.basename(script.path) if script.path not in ("", "-") else "the job script"
             path, span, fix = origin.path, origin.span, None
             notes = tuple(notes) + (f"`{name}` sources this file at line {line}",)
-        return Diagnostic(
-            code=self.code,
-            name=self.name,
-            severity=severity or self.severity,
-            span=span,
-            message=message,
-            fix=fix,
-            path=path,
-            label=label,
-            help=help,
-            notes=tuple(notes),
-        )
+        # (positionally, in the order of Diagnostic's fields: binding keywords costs more)
+        return Diagnostic(self.code, self.name, severity or self.severity, span, message, fix, path, label, help, tuple(notes))
 
     # -- derived facts -----------------------------------------------------------------------
     @classmethod
