@@ -254,3 +254,24 @@ def test_a_report_carries_each_of_its_fields():
                               help="the help", notes=("a note",))
     plain = rule.report(script, Span(1, 2), "m")
     assert (plain.severity, plain.fix, plain.label, plain.help, plain.notes) == (rule.severity, None, None, None, ())
+
+
+# -- SBL006: a plain valid value passes without the rest of the checks -----------------------------
+DIRECTIVE_VALUE_SHAPES = [
+    ("#SBATCH --time=01:00:00\n", 0),
+    ("#SBATCH --time=abc\n", 1),
+    ("#SBATCH --nodes=$NODES\n", 1),  # validate accepts an expansion: the rule must still say it
+    ("#SBATCH --output=$HOME/out.log\n", 1),
+    ("#SBATCH --job-name=${NAME}\n", 0),  # free text: harmless
+    ("#SBATCH -N=2\n", 1),
+    ("#SBATCH -N 2\n", 0),
+    ("#SBATCH --exclusive=yes\n", 1),
+    ("#SBATCH --exclusive\n", 0),
+    ("#SBATCH --ntasks\n", 1),
+    ('#SBATCH --comment="a b\n', 1),
+]
+
+
+@pytest.mark.parametrize("line, count", DIRECTIVE_VALUE_SHAPES)
+def test_directive_values_are_judged_whether_or_not_they_take_the_short_way(line, count):
+    assert len(lines("#!/bin/bash\n" + line + "srun hostname\n", "SBL006")) == count

@@ -431,11 +431,15 @@ class InvalidDirectiveValue(Rule):
                 )
                 continue
             spec = directive.spec
-            if spec is None or directive.one_dash_long is not None:
+            # (only a one-dash word can be a long option written with one dash: ``attached``)
+            if spec is None or (directive.dashes == "-" and directive.one_dash_long is not None):
                 continue
+            value = directive.value
+            if value is not None and spec.arg != "none" and directive.dashes != "-" and not option_table.has_expansion(value):
+                if spec.value is None or _validated(spec.value, value, spec.long) is None:
+                    continue  # a plain valid value (most directives): nothing below reports it
             label = f"--{spec.long}"
             written = directive.text
-            value = directive.value
             if value is None:
                 if spec.arg == "required":
                     if script.header.has_later(directive):
