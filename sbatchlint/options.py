@@ -502,6 +502,11 @@ def lookup_exact(table: dict[str, OptionSpec], name: str) -> OptionSpec | None:
     return table.get(name)
 
 
+# ``lookup``'s answers in sbatch's and srun's own tables (never changed after import), kept for
+# the run: a name that is no key is searched as a prefix of every key, for every step that uses it.
+_LOOKUPS: "dict[tuple[bool, str], OptionSpec | None]" = {}
+
+
 def lookup(table: dict[str, OptionSpec], name: str) -> OptionSpec | None:
     """Find an option as getopt_long would.
 
@@ -511,6 +516,19 @@ def lookup(table: dict[str, OptionSpec], name: str) -> OptionSpec | None:
     of the same option count once).  Returns ``None`` for an unknown name and
     for an ambiguous prefix.
     """
+    if table is SRUN or table is SBATCH:
+        key = (table is SRUN, name)
+        try:
+            return _LOOKUPS[key]
+        except KeyError:
+            found = _lookup(table, name)
+            if len(_LOOKUPS) < 4096:
+                _LOOKUPS[key] = found
+            return found
+    return _lookup(table, name)
+
+
+def _lookup(table: dict[str, OptionSpec], name: str) -> OptionSpec | None:
     name = _clean(name)
     if not name:
         return None

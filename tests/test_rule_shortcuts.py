@@ -275,3 +275,22 @@ DIRECTIVE_VALUE_SHAPES = [
 @pytest.mark.parametrize("line, count", DIRECTIVE_VALUE_SHAPES)
 def test_directive_values_are_judged_whether_or_not_they_take_the_short_way(line, count):
     assert len(lines("#!/bin/bash\n" + line + "srun hostname\n", "SBL006")) == count
+
+
+# -- options.lookup keeps its answers for sbatch's and srun's own tables ---------------------------
+def test_kept_option_lookups_agree_with_the_search():
+    from sbatchlint import options
+
+    names = ["", "-", "--", "N", "-N", "x", "--x", "nonesuch", "--nonesuch=1", "con", "cont", "container-im"]
+    for table in (options.SBATCH, options.SRUN):
+        for key in table:
+            names += [key, "--" + key, key + "=1", key[:3], key[:5], key[: len(key) - 1], key.upper()]
+    for table in (options.SBATCH, options.SRUN):
+        for name in names:
+            expected = options._lookup(table, name)
+            assert options.lookup(table, name) is expected, name
+            assert options.lookup(table, name) is expected, name  # a kept answer
+    other = dict(options.SRUN)
+    other["nonesuch"] = options.SRUN["nodes"]
+    assert options.lookup(other, "nonesuch") is options.SRUN["nodes"]  # another table: searched
+    assert options.lookup(options.SRUN, "nonesuch") is None
