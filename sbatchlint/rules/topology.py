@@ -640,10 +640,12 @@ class MissingGpuRequest(Rule):
             return  # the site gives a job its nodes' GPUs without a GPU request
         for step in script.steps:
             launch = training_launch(script, step)
-            if launch is None or not uses_gpus(launch, script.settings) or cpu_tool(script, launch):
+            if launch is None:
                 continue
-            g = geometry(script, step)
+            g = geometry(script, step)  # (asked first: most steps request GPUs, and it is read anyway)
             if g.gpu_requested or g.options_incomplete or _whole_nodes(script, step):
+                continue
+            if not uses_gpus(launch, script.settings) or cpu_tool(script, launch):
                 continue
             what = launch.entry.name if launch.kind == launch_model.SRUN_NATIVE and launch.entry else launch.kind
             yield self.report(
