@@ -294,3 +294,22 @@ def test_kept_option_lookups_agree_with_the_search():
     other["nonesuch"] = options.SRUN["nodes"]
     assert options.lookup(other, "nonesuch") is options.SRUN["nodes"]  # another table: searched
     assert options.lookup(options.SRUN, "nonesuch") is None
+
+
+# -- SBL307: the task's UV_NO_SYNC is read at the first `uv run`, and only there -------------------
+UV_HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+UV_SHAPES = [
+    ("", "uv run python train.py", 1),
+    ("export UV_NO_SYNC=1\n", "uv run python train.py", 0),
+    ("export UV_NO_SYNC=0\n", "uv run python train.py", 1),
+    ("export UV_NO_SYNC=\n", "uv run python train.py", 1),
+    ("export UV_NO_SYNC=1\n", "uv sync", 1),  # an explicit sync syncs whatever the variable says
+    ("export UV_NO_SYNC=1\n", 'bash -c "uv run --no-sync python a.py; uv run python b.py"', 0),
+    ("", 'bash -c "uv run --no-sync python a.py; uv run python b.py"', 1),
+]
+
+
+@pytest.mark.parametrize("before, task, count", UV_SHAPES)
+def test_a_syncing_uv_run_is_told_by_the_tasks_environment(before, task, count):
+    text = UV_HEADER + before + f"srun --kill-on-bad-exit=1 {task}\n"
+    assert len(lines(text, "SBL307")) == count

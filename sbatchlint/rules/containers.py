@@ -1296,8 +1296,7 @@ class UvSync:
 
 def _uv_syncs(analysis: Containers, step: Step) -> List[UvSync]:
     """The task's commands that sync a uv environment (``uv sync``, a syncing ``uv run``)."""
-    no_sync_env = analysis.task_env(step, "UV_NO_SYNC")
-    env_no_sync = no_sync_env.is_set and no_sync_env.value is not None and no_sync_env.value.text not in ("", "0", "false")
+    env_no_sync = None  # whether the task's environment sets UV_NO_SYNC: read at the first ``uv run``
     out = []
     for command in step.task_commands:
         argv = command.argv
@@ -1324,7 +1323,12 @@ def _uv_syncs(analysis: Containers, step: Step) -> List[UvSync]:
             unknown = any(not w.known for w in rest + options)
             out.append(UvSync(command, "sync", options + list(rest), unknown))
         elif sub == "run":
-            if any(e.name == "UV_NO_SYNC" for e in command.env) or env_no_sync:
+            if any(e.name == "UV_NO_SYNC" for e in command.env):
+                continue
+            if env_no_sync is None:
+                setting = analysis.task_env(step, "UV_NO_SYNC")
+                env_no_sync = setting.is_set and setting.value is not None and setting.value.text not in ("", "0", "false")
+            if env_no_sync:
                 continue
             j = i + 1
             syncing = True
