@@ -313,3 +313,22 @@ UV_SHAPES = [
 def test_a_syncing_uv_run_is_told_by_the_tasks_environment(before, task, count):
     text = UV_HEADER + before + f"srun --kill-on-bad-exit=1 {task}\n"
     assert len(lines(text, "SBL307")) == count
+
+
+# -- SBL402/SBL403: where no name can be a secret variable's, nothing looks for one ---------------
+def test_every_secret_looking_name_holds_the_hint_looked_for():
+    import itertools
+
+    from sbatchlint.redaction import is_secret_name
+    from sbatchlint.rules.secrets import _holds_secret_name_hint
+
+    words = ["HF", "TOKEN", "KEY", "API", "SECRET", "PASSWORD", "PASSWD", "ACCESS", "PRIVATE", "AUTH",
+             "TOKENIZER", "KEYS", "PAD", "PATH", "USE", "SLACK", "BOT", "2", "X", "token", "Key", "ApiKey"]
+    names = ["_".join(p) for n in (1, 2, 3) for p in itertools.product(words, repeat=n)]
+    names += [n + "_" for n in names[:200]] + ["apikey", "hfToken", "MY-SECRET-THING", "db_passwd2"]
+    secret = [n for n in names if is_secret_name(n)]
+    assert len(secret) > 100
+    for name in secret:
+        for text in (f"{name}=x\n", f'echo "${{{name}}}"\n', f"cmd ${name} --x\n"):
+            assert _holds_secret_name_hint(text.encode().lower()), (name, text)
+    assert not _holds_secret_name_hint(b"--tokenizer-model x --keys-file y --monkeypatch")

@@ -10,13 +10,12 @@ import re
 
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..registry import register
-from ..redaction import NAME_HINTS, mask
+from ..redaction import mask
 from ..secrets import (
     TaskString,
     expands_a_secret_variable,
     expansion_name,
     is_secret_variable,
-    mentions,
     scan,
     task_strings,
     unevaluated_bytes,
@@ -643,16 +642,32 @@ def _may_trace(command) -> bool:
 
 def _secret_variable_possible(script) -> bool:
     """Whether some variable of the script may be a secret variable (``is_secret_variable``):
-    a secret-looking name holds a hint of ``redaction.NAME_HINTS`` (lowered) wherever it is
-    written (the script or a string a task's shell runs), and any other name is one only when it
-    holds a live credential literal the scan found. (Asked by SBL402 and SBL403: kept.)"""
+    a secret-looking name (``redaction.secret_name_kind``) ends in ``TOKEN`` or ``KEY`` or holds
+    ``SECRET`` or ``PASSW``, in the script or a string a task's shell runs, where it is written
+    (lowered: ``token`` or ``key`` then, where the name ends, no letter or digit); any other name
+    is one only when it holds a live credential literal the scan found. (Asked by SBL402 and
+    SBL403: kept.)"""
     kept = script.__dict__
     possible = kept.get("_secret_variable_possible")
     if possible is None:
-        possible = kept["_secret_variable_possible"] = (
-            any(secret.live for secret in scan(script)) or mentions(NAME_HINTS, script)
+        texts = [script.data] + [task.text for task in task_strings(script)]
+        possible = kept["_secret_variable_possible"] = any(secret.live for secret in scan(script)) or any(
+            _holds_secret_name_hint(text.lower()) for text in texts
         )
     return possible
+
+
+def _holds_secret_name_hint(lowered: bytes) -> bool:
+    if b"secret" in lowered or b"passw" in lowered:
+        return True
+    for hint in (b"token", b"key"):
+        at = lowered.find(hint)
+        while at >= 0:
+            after = lowered[at + len(hint) : at + len(hint) + 1]
+            if not after or not (after.isdigit() or after.islower()):
+                return True  # where a name may end (``--tokenizer-model`` holds no such name)
+            at = lowered.find(hint, at + 1)
+    return False
 
 
 def _expands_a_secret(script) -> bool:
