@@ -332,3 +332,53 @@ def test_every_secret_looking_name_holds_the_hint_looked_for():
         for text in (f"{name}=x\n", f'echo "${{{name}}}"\n', f"cmd ${name} --x\n"):
             assert _holds_secret_name_hint(text.encode().lower()), (name, text)
     assert not _holds_secret_name_hint(b"--tokenizer-model x --keys-file y --monkeypatch")
+
+
+# -- step geometry: what it reads of the header alone is read once per script ---------------------
+GEOMETRY_HEADERS = [
+    "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n",
+    "#SBATCH --nodes=2\n#SBATCH --ntasks=16\n#SBATCH --gres=gpu:a100:8\n",
+    "#SBATCH --nodes=2\n#SBATCH --gres=none\n#SBATCH --gpus=16\n",
+    "#SBATCH --nodes=4\n#SBATCH --ntasks=8\n#SBATCH --gpus-per-task=1\n",
+    "#SBATCH --nodes=1\n#SBATCH --gres=craynetwork:1\n",
+    "#SBATCH -N 2\n",
+]
+GEOMETRY_STEPS = (
+    "srun hostname\nsrun --ntasks=3 --gpus-per-node=2 python a.py\nsrun --nodes=1 --gres=gpu:1 python b.py\n"
+    "srun --ntasks-per-node=2 python c.py\nsrun --gres=none python d.py\n"
+)
+
+
+@pytest.mark.parametrize("header", GEOMETRY_HEADERS)
+def test_every_step_geometry_matches_one_read_alone(header):
+    from sbatchlint.model.geometry import geometry
+    from sbatchlint.model.script import Script
+
+    def script():
+        return Script(Source(("#!/bin/bash\n" + header + GEOMETRY_STEPS).encode(), "job.sh"))
+
+    def seen(g):
+        return [(q.value, q.origin.where if q.origin else None, q.origin.option if q.origin else None)
+                for q in (g.nodes, g.ntasks, g.tasks_per_node, g.gpus_per_node, g.gpus_per_task, g.cpus_per_task)
+                ] + [g.gpu_requested, [(o.where, o.option) for o in g.gpu_requests]]
+
+    shared = script()
+    together = [seen(geometry(shared, step)) for step in shared.steps]
+    alone = []
+    for index in range(len(together)):
+        fresh = script()  # nothing read of its header yet
+        alone.append(seen(geometry(fresh, fresh.steps[index])))
+    assert together == alone
+
+
+def test_a_step_without_gpu_options_takes_every_gpu_request_of_the_header():
+    from sbatchlint.model.geometry import geometry
+    from sbatchlint.model.script import Script
+
+    text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n#SBATCH --gpus-per-task=1\n#SBATCH --gres=gpu:8\n"
+    script = Script(Source((text + "srun hostname\nsrun python a.py\n").encode(), "job.sh"))
+    for step in script.steps:
+        g = geometry(script, step)
+        assert [(o.where, o.option) for o in g.gpu_requests] == [
+            ("header", "gpus-per-node"), ("header", "gres"), ("header", "gpus-per-task")]
+        assert (g.gpus_per_node.value, g.gpus_per_task.value) == (8, 1)

@@ -594,6 +594,21 @@ def geometry(script: "Script", step: "Step") -> Geometry:
     return table[key]
 
 
+def _header_facts(script: "Script") -> Tuple[bool, bool, Tuple[Tuple[str, "Directive"], ...]]:
+    """What every step's geometry reads of the header alone, read once per script: whether it
+    gives a task count (``job_task_count_set``), whether the allocation places the tasks by free
+    CPUs (``_by_free_cpus``), and its GPU requests by option, in ``GPU_OPTIONS`` order."""
+    kept = script.__dict__.get("_step_header_facts")
+    if kept is None:
+        gpus = []
+        for name in GPU_OPTIONS:
+            directive = header_directive(script, name)
+            if directive is not None and (name != option_table.GRES or is_gres_gpu(directive.value)):
+                gpus.append((name, directive))
+        kept = script.__dict__["_step_header_facts"] = (job_task_count_set(script), _by_free_cpus(script), tuple(gpus))
+    return kept
+
+
 def _build_step(script: "Script", step: "Step") -> Geometry:
     job = job_geometry(script)
     step_option = last_options(step).get  # (``step_option`` for each name, in one pass)
@@ -614,10 +629,11 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
         nodes = job.nodes  # SLURM_NNODES: the allocation's node count, however the header arrived at it
     own_per_node = Quantity(parse_count(per_node_text), _step_origin(per_node_opt)) if per_node_opt is not None else UNKNOWN
     inherited: Optional[Quantity] = None
+    count_set, by_free_cpus, header_gpus = _header_facts(script)
     if ntasks_opt is not None:
         total = Quantity(parse_count(ntasks_text), _step_origin(ntasks_opt))
         per_node = own_per_node
-    elif job_task_count_set(script):
+    elif count_set:
         # the header gives a task count: srun reads SLURM_NTASKS (and SLURM_NTASKS_PER_NODE) as its own
         total = job.ntasks
         per_node = own_per_node if per_node_opt is not None else _header_count(script, option_table.NTASKS_PER_NODE)
@@ -627,7 +643,7 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
         total, per_node = UNKNOWN, own_per_node
     geometry = Geometry()
     geometry.nodes, geometry.ntasks, geometry.tasks_per_node, ignored = task_counts(
-        nodes, total, per_node, inherited, by_free_cpus=_by_free_cpus(script)
+        nodes, total, per_node, inherited, by_free_cpus=by_free_cpus
     )
     geometry.ignored = [per_node_opt] if ignored and per_node_opt is not None else []
 
@@ -642,10 +658,8 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
         if name != "gres" or text is None or is_gres_gpu(text) or text == "none":
             requests[name] = (text, _step_origin(opt))
     if not requests:
-        for name in GPU_OPTIONS:
-            directive = header_directive(script, name)
-            if directive is not None and (name != option_table.GRES or is_gres_gpu(directive.value)):
-                requests[name] = (directive.value, _header_origin(directive))
+        for name, directive in header_gpus:
+            requests[name] = (directive.value, _header_origin(directive))
     geometry.gpu_requests = [origin for text, origin in requests.values() if not (origin.option == option_table.GRES and text == "none")]
     geometry.gpus_per_node = _gpus_per_node(requests, geometry)
     if option_table.GPUS_PER_TASK in requests:
