@@ -382,3 +382,16 @@ def test_a_step_without_gpu_options_takes_every_gpu_request_of_the_header():
         assert [(o.where, o.option) for o in g.gpu_requests] == [
             ("header", "gpus-per-node"), ("header", "gres"), ("header", "gpus-per-task")]
         assert (g.gpus_per_node.value, g.gpus_per_task.value) == (8, 1)
+
+
+# -- SBL201: an entry whose variable no scope answers for is passed over whole ---------------------
+def test_early_scope_answers_exactly_for_the_scopes_the_shortcut_keeps():
+    from sbatchlint.model import variables
+    from sbatchlint.model.script import Script
+    from sbatchlint.rules.expansion import _SCOPES, early_scope
+
+    script = Script(Source((HEADER + "srun --gpus-per-task=1 python a.py\nsrun python b.py\n").encode(), "job.sh"))
+    names = [v.name for v in variables.TABLE] + ["MODEL_PATH", "HOME", "RANK", "LOCAL_RANK", "CUDA_VISIBLE_DEVICES", "X"]
+    for name in names:
+        for step in script.steps:
+            assert (early_scope(name, script, step) is None) == (variables.scope_of(name) not in _SCOPES), name

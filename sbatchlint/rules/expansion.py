@@ -49,6 +49,10 @@ PARTIAL_STEP_OPTIONS = (
 )
 
 
+# The scopes ``early_scope`` answers for (any other variable: None).
+_SCOPES = frozenset({variables.GPU, variables.TASK, variables.LAUNCHER, variables.NODE, variables.STEP, variables.JOB})
+
+
 def early_scope(name: str, script, step) -> Optional[str]:
     """How a variable's value varies for this step: "task", "node", "launcher", "step", "gpu"
     (each task has its own), "job" (the same everywhere), or None (not a variable Slurm or a
@@ -673,6 +677,8 @@ class PerTaskVariableExpandedEarly(Rule):
 
     def _task_commands(self, script) -> Iterator[Diagnostic]:
         for entry in early_expansions(script):
+            if variables.scope_of(entry.name) not in _SCOPES:
+                continue  # no variable Slurm or a launcher provides: ``early_scope`` is None everywhere
             relevant = []
             for o in entry.occurrences:
                 scope = early_scope(entry.name, script, o.step)  # (asked once per occurrence)
