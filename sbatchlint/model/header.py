@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from bisect import bisect_right
+
 from .. import options as sbatch_options
 from ..lazyclass import dataclass, field
 from ..source import Source, Span
@@ -405,32 +407,41 @@ def parse_header(source: Source, data_regions: Sequence[Span] = (), table=None) 
     read. ``table`` is sbatch's option table, with the site's plugin options when it has any."""
     header = Header(source=source, table=table if table is not None else sbatch_options.SBATCH)
     data = source.data
+    starts = source._line_starts  # (``line_span``, inlined: no Span made for a line that needs none)
+    last_start = len(starts)
+    size = len(data)
     in_header = True
     count = source.line_count
     number = 0
     while number < count:
         number += 1
-        span = source.line_span(number)
+        start = starts[number - 1]
+        end = starts[number] if number < last_start else size
         if not in_header:
             # Below the first command only a line with a '#' can hold a directive (late or
             # malformed); every other line leaves the header as it is: go to the next '#'.
-            found = data.find(b"#", span.start)
+            found = data.find(b"#", start)
             if found < 0:
                 break
-            if found >= span.end:
-                number = source.line_of(found)
-                span = source.line_span(number)
-        if data_regions and any(region.start <= span.start < region.end for region in data_regions):
+            if found >= end:
+                number = bisect_right(starts, found)  # (``line_of``)
+                start = starts[number - 1]
+                end = starts[number] if number < last_start else size
+        if end > start and data[end - 1] == 10:  # "\n"
+            end -= 1
+        if end > start and data[end - 1] == 13:  # "\r"
+            end -= 1
+        if data_regions and _within_any(data_regions, start):
             continue
-        raw = data[span.start : span.end]
+        raw = data[start:end]
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
-            span = Span(span.start + 3, span.end)
+            start += 3
         if raw.startswith(MAGIC) and (in_header or raw[len(MAGIC) : len(MAGIC) + 1] in (b"", b" ", b"\t", b"\r", b"-")):
             # In the header sbatch reads whatever follows the magic word; below the first
             # command only a line that still reads as a directive (`#SBATCH --x`, `#SBATCH-N2`)
             # is one sbatch ignored, and `#SBATCHED …` there is just a comment.
-            directives = _directives(source, number, span, "header" if in_header else "late", header.table)
+            directives = _directives(source, number, Span(start, end), "header" if in_header else "late", header.table)
             if in_header:
                 for directive in directives:
                     if directive.separator:
@@ -443,7 +454,7 @@ def parse_header(source: Source, data_regions: Sequence[Span] = (), table=None) 
             continue
         stripped = raw.lstrip(b" \t")
         # (a malformed directive is a comment: the pattern is tried on comment lines only)
-        malformed = _malformed(source, number, span, raw) if stripped[:1] == b"#" else None
+        malformed = _malformed(source, number, start, end, raw) if stripped[:1] == b"#" else None
         if malformed is not None:
             header.malformed.append(malformed)
             continue
@@ -455,14 +466,22 @@ def parse_header(source: Source, data_regions: Sequence[Span] = (), table=None) 
     return header
 
 
-def _malformed(source: Source, number: int, span: Span, raw: bytes) -> Optional[MalformedDirective]:
+def _within_any(regions: Sequence[Span], offset: int) -> bool:
+    for region in regions:
+        if region.start <= offset < region.end:
+            return True
+    return False
+
+
+def _malformed(source: Source, number: int, start: int, end: int, raw: bytes) -> Optional[MalformedDirective]:
+    """The malformed directive on the line of bytes [start, end) (``raw``), or None."""
     match = _MALFORMED.match(raw)
     if not match:
         return None
     lead, word, after = match.group("lead"), match.group("word"), match.group("after")
     if after and after[0] not in b" \t\r-":  # (an int: see values._QUOTED_ESCAPABLE)
         return None  # "#SBATCHX" / "# sbatchlint: …" and the like are other comments
-    if word == b"sbatch" and _names_a_script(source, span.start + match.end("word"), span.end):
+    if word == b"sbatch" and _names_a_script(source, start + match.end("word"), end):
         return None  # a usage comment: ``#   sbatch --nodes=4 train.sh``
     text = source.decode(raw)
     rest_start = match.end("word")
@@ -475,7 +494,7 @@ def _malformed(source: Source, number: int, span: Span, raw: bytes) -> Optional[
         kind = "spaced"
     else:
         kind = "case"
-    return MalformedDirective(number, span, kind, text, fixed)
+    return MalformedDirective(number, Span(start, end), kind, text, fixed)
 
 
 def _names_a_script(source: Source, start: int, end: int) -> bool:
