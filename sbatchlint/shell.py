@@ -22,6 +22,7 @@ Known traps of the grammar are guarded here so rules never see them:
 from __future__ import annotations
 
 import _weakref as weakref  # its ``ref`` is ``weakref.ref``, without that module's imports
+import sys as _sys
 
 from .source import Span
 from .lazyre import lazy
@@ -163,8 +164,16 @@ def _without_bases(data: bytes) -> Optional[bytes]:
 # value is ``=`` and what follows it up to a blank, or a closing quote or bracket; written as one
 # class of first bytes (the rest of a value only after ``=``), so the search skips every other
 # byte at once: the same matches as ``(?:=[^ \t\n=]*|["')}\]])…``, about a quarter cheaper.
+#
+# From Python 3.11 on the runs are possessive: none of them gives back what it took when the rest
+# fails (a value stops only at a blank, or before a backslash that continues the line; a blank
+# run, a name, a subscript are followed by bytes they cannot hold), so a failed attempt at each
+# first byte costs one pass over the value instead of one try per byte of it: the same matches,
+# about a third cheaper. Earlier versions read the pattern above as written.
 _SECOND_ASSIGNMENT = lazy(
-    rb"[=\"')}\]](?:(?<==)[^ \t\n=]*)?(?:[ \t]|\\\r?\n)+[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?="
+    rb"[=\"')}\]](?:(?<==)(?:[^ \t\n=\\]|\\(?!\r?\n))*+)?(?:[ \t]|\\\r?\n)++[A-Za-z_][A-Za-z0-9_]*+(?:\[[^\]\n]*+\])?\+?="
+    if _sys.version_info >= (3, 11)
+    else rb"[=\"')}\]](?:(?<==)[^ \t\n=]*)?(?:[ \t]|\\\r?\n)+[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?="
 )
 
 
