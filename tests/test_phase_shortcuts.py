@@ -103,3 +103,59 @@ def test_the_header_scan_reads_every_shape_as_a_line_by_line_scan_does():
             assert _header_fingerprint(parse_header(source, given)) == _header_fingerprint(
                 _plain_header(source, given)
             ), text
+
+
+# -- glued assignments: the candidate pattern's runs never give back what they took ---------------
+def test_second_assignment_agrees_with_the_backtracking_pattern_around_backslashes_and_blanks():
+    """The possessive runs (Python 3.11 on) stop a value before a backslash that continues the
+    line and nowhere else: every mix of the bytes that decide where a value and a blank run end
+    gives the spans the plain pattern gives."""
+    import re
+
+    from sbatchlint.shell import _SECOND_ASSIGNMENT
+
+    plain = re.compile(rb"(?:=[^ \t\n=]*|[\"')}\]])(?:[ \t]|\\\r?\n)+[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
+    pieces = [b"A", b"=", b" ", b"\t", b"\"", b"]", b"\\", b"\r", b"\n", b"\\\n", b"\\\r\n", b"[1", b"+", b"x"]
+    rng = random.Random(7)
+    mixes = [parts for length in range(1, 4) for parts in itertools.product(pieces, repeat=length)]
+    mixes += [[rng.choice(pieces) for _ in range(rng.randint(4, 9))] for _ in range(4000)]
+    for parts in mixes:
+        for data in (b"X=" + b"".join(parts) + b" B=", b"".join(parts) + b"C=1"):
+            found = [m.span() for m in _SECOND_ASSIGNMENT.finditer(data)]
+            assert found == [m.span() for m in plain.finditer(data)], data
+
+
+# -- values: a product past the cap, the assignments before a use ------------------------------
+def test_a_product_past_the_cap_joins_the_kept_value_as_it_would_one_by_one():
+    """Once the results pass half the cap, a part with several values keeps only its most recent
+    one: joined with the single-valued parts around it, in order, as the plain product joins it."""
+    from test_evaluation_shortcuts import _plain_product
+
+    from sbatchlint.model.values import MAX_ALTERNATIVES, Piece, Value, _product
+
+    rng = random.Random(5)
+
+    def values(count: int, loop: bool = False) -> list:
+        made = []
+        for _ in range(count):
+            pieces = tuple(Piece(rng.choice("abcdef"), None, loop=((1, rng.randint(0, 1)),) if loop else ())
+                           for _ in range(rng.randint(0, 2)))
+            made.append(Value(pieces))
+        return made
+
+    for _ in range(300):
+        parts = [values(rng.choice((3, 4, 5))), values(rng.choice((3, 4)))]  # past half the cap
+        for _ in range(rng.randint(1, 8)):
+            parts.append(values(rng.choice((0, 1, 1, 2, 3, MAX_ALTERNATIVES + 2)), loop=rng.random() < 0.15))
+        assert [v.pieces for v in _product(parts)] == [v.pieces for v in _plain_product(parts)], parts
+
+
+def test_the_assignments_before_a_use_are_those_made_before_it_and_not_around_it():
+    from sbatchlint.model.script import Script
+
+    text = 'X=1\nX="$X a"\nY=${X:-$X}\nX+=$X\nf() { X=2; }\nexport X="$X"\nunset X\nX=\n'
+    values = Script(Source(text.encode(), "job.sh")).values
+    for at in range(len(text) + 2):
+        plain = [a for a in values.assignments["X"] if a.start < at and not a.span.start <= at < a.span.end]
+        assert values.assignments_before("X", at) == plain, at
+    assert values.assignments_before("NOT_SET", 3) == []

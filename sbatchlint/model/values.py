@@ -194,6 +194,7 @@ _KNOWN = attrgetter("known")
 _TEXT = attrgetter("text")
 _LOOP = attrgetter("loop")
 _SPLIT = attrgetter("split")
+_PIECES = attrgetter("pieces")
 
 
 class Value:
@@ -702,7 +703,12 @@ class Values:
         return name in self.assignments
 
     def assignments_before(self, name: str, at: int) -> List[Assignment]:
-        return [a for a in self.assignments.get(name, []) if a.start < at and not a.span.start <= at < a.span.end]
+        """The assignments of ``name`` made before offset ``at`` (not one whose span holds it)."""
+        found = self.assignments.get(name)
+        if not found:
+            return []
+        # (``a.start < at and not a.span.start <= at < a.span.end``, without the property call)
+        return [a for a in found if a.span.start < at and a.span.end <= at]
 
     def is_exported(self, name: str, at: Optional[int] = None) -> bool:
         """Whether the variable is exported by the batch shell before offset ``at`` (anywhere if None)."""
@@ -1265,7 +1271,7 @@ class Values:
         # model's hottest paths).
         if len(found) == 1:  # one value (most): no piece to share with another
             pieces = found[0].pieces
-            if len(set(map(id, pieces))) == len(pieces):
+            if len(pieces) < 2 or len(set(map(id, pieces))) == len(pieces):
                 return [Value(tuple([
                     Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
                     if p.known else _carried_unknown(p, span, quote, name, site, unquoted)
@@ -1824,10 +1830,17 @@ def _product(parts: List[List[Value]]) -> List[Value]:
                 if pieces:
                     pending.append(pieces)
                 continue
+        looped = any(map(_LOOP, chain.from_iterable(map(_PIECES, alternatives))))
+        if not looped and len(results) > MAX_ALTERNATIVES // 2 and len(results) * len(alternatives) > MAX_ALTERNATIVES:
+            # Past the cap only the most recent value is kept (see below): a part with one value
+            pieces = alternatives[-1].pieces
+            if pieces:
+                pending.append(pieces)
+            continue
         if pending:
             results = _joined(results, pending)
             pending = []
-        if any(any(map(_LOOP, a.pieces)) for a in alternatives):
+        if looped:
             # Values bound to loop iterations: only combine pieces of the same iteration.
             if bound is None:
                 bound = [_bindings(r) or {} for r in results]  # (results are always consistent)
