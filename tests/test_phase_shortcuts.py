@@ -159,3 +159,32 @@ def test_the_assignments_before_a_use_are_those_made_before_it_and_not_around_it
         plain = [a for a in values.assignments["X"] if a.start < at and not a.span.start <= at < a.span.end]
         assert values.assignments_before("X", at) == plain, at
     assert values.assignments_before("NOT_SET", 3) == []
+
+
+# -- the source context reads the chdir from the model's header when it has it -------------------
+CHDIR_SHAPES = [
+    "#SBATCH -D /scratch/run\n", "#SBATCH --chdir=sub/dir\n", "#SBATCH -D run\n#SBATCH --chdir=/abs\n",
+    "#SBATCH --chdir=$HOME/x\n", "#SBATCH --chdir=~/x\n", "#SBATCH -D%j\n", "#SBATCH --ch=/abbreviated\n",
+    "#SBATCH --chdir /spaced\n", "#SBATCH hetjob\n#SBATCH -D /second\n", "echo start\n#SBATCH -D /late\n",
+    "cat > job.sh <<EOF\n#SBATCH -D /in/body\nEOF\n", "# -D in a comment, chdir too\n",
+    "#SBATCH -D /a # -D /b\n", "#SBATCH --chdir='/quoted dir'\n",
+]
+
+
+@pytest.mark.parametrize("body", CHDIR_SHAPES)
+@pytest.mark.parametrize("first", ["header", "values"])
+def test_the_source_context_reads_the_chdir_the_header_reads_afresh(tmp_path, body, first):
+    from sbatchlint.model.script import Script
+    from sbatchlint.model.sourced import SourceContext
+
+    path = tmp_path / "job.sh"
+    text = "#!/bin/bash\n#SBATCH --nodes=2\n" + body + "source env.sh\nsrun hostname\n"
+    path.write_text(text)
+    model = Script(Source(text.encode(), str(path)))
+    getattr(model, first)  # the header read before the values, or not
+    context = model.values.context
+    afresh = SourceContext.for_script(str(path), text.encode())
+    assert (context.path, context.submit_dir, context.chdir, context.chain, context.batch) == (
+        afresh.path, afresh.submit_dir, afresh.chdir, afresh.chain, afresh.batch)
+    if first == "header" and body.startswith("#SBATCH -D /scratch"):
+        assert context.chdir == "/scratch/run"

@@ -93,7 +93,11 @@ class Script:
     def values(self) -> Values:
         from .sourced import SourceContext
 
-        context = SourceContext.for_script(self.path, self.data)
+        # the header, when read already and with sbatch's own table, is the one the context reads
+        header = self.__dict__.get("header")
+        if header is not None and header.table is not options.SBATCH:
+            header = None
+        context = SourceContext.for_script(self.path, self.data, header)
         return Values(self.data, self.root, self.nodes_of_type(*Values.COLLECTED), context)
 
     @cached_property

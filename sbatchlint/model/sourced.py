@@ -101,18 +101,23 @@ class SourceContext:
     budget: List[int] = field(default_factory=lambda: [MAX_TOTAL])  # bytes left to read, shared by nested files
 
     @classmethod
-    def for_script(cls, path: str, data: bytes) -> "SourceContext":
-        """The context of a script read from ``path`` (``-``: stdin)."""
+    def for_script(cls, path: str, data: bytes, header=None) -> "SourceContext":
+        """The context of a script read from ``path`` (``-``: stdin). ``header``: the script's
+        header when it has been read already with sbatch's own option table (here-documents
+        skipped changes no directive of the header itself), else it is read here."""
         absolute = os.path.abspath(path) if path and path != "-" and os.path.isfile(path) else None
         submit_dir = os.path.dirname(absolute) if absolute else None
         chdir = None
         batch = b"#SBATCH" in data
         if batch and (b"-D" in data or b"chdir" in data):
             from ..options import CHDIR
-            from ..source import Source
-            from .header import parse_header
 
-            directive = parse_header(Source(data, path)).winning(CHDIR)
+            if header is None:
+                from ..source import Source
+                from .header import parse_header
+
+                header = parse_header(Source(data, path))
+            directive = header.winning(CHDIR)
             value = directive.value if directive is not None else None
             if value:
                 if "%" in value or "$" in value or value.startswith("~"):
