@@ -226,6 +226,21 @@ def _first_init(cls, found: dict, frozen: bool):
             _method(cls, "__init__", _init(cls, found, frozen))
         if len(args) > count:
             raise TypeError(f"__init__() takes {count + 1} positional arguments but {len(args) + 1} were given")
+        if not kwargs:  # (most calls) the first fields in order, the rest from their defaults
+            for name, value in zip(names, args):
+                assign(self, name, value)
+            for index in range(len(args), count):
+                default, factory = fallbacks[index]
+                if factory is not _MISSING:
+                    value = factory()
+                elif default is not _MISSING:
+                    value = default
+                else:
+                    raise TypeError(f"__init__() missing 1 required positional argument: {names[index]!r}")
+                assign(self, names[index], value)
+            if post_init:
+                self.__post_init__()
+            return
         for index, name in enumerate(names):
             if index < len(args):
                 if name in kwargs:

@@ -188,3 +188,44 @@ def test_the_source_context_reads_the_chdir_the_header_reads_afresh(tmp_path, bo
         afresh.path, afresh.submit_dir, afresh.chdir, afresh.chain, afresh.batch)
     if first == "header" and body.startswith("#SBATCH -D /scratch"):
         assert context.chdir == "/scratch/run"
+
+
+# -- data classes: the general __init__ with positional arguments only -------------------------
+@pytest.mark.parametrize("frozen", [False, True])
+def test_the_general_init_binds_positional_arguments_as_the_compiled_one_does(monkeypatch, frozen):
+    """Before a class is busy its ``__init__`` binds positional-only calls on a short path: the
+    given fields in order, every other from its default or a fresh value of its factory; too many
+    or too few arguments are refused as the compiled ``__init__`` refuses them."""
+    from sbatchlint import lazyclass
+    from sbatchlint.lazyclass import dataclass, field, fields
+
+    monkeypatch.setattr(lazyclass, "HOT", 10 ** 9)  # never compiled: the general one answers
+    posted = []
+
+    def make():
+        @dataclass(frozen=frozen)
+        class Row:
+            name: str
+            count: int = 3
+            tags: list = field(default_factory=list)
+            note: str = "x"
+
+            def __post_init__(self) -> None:
+                posted.append(self.name)
+
+        return Row
+
+    general = make()
+    compiled = make()
+    lazyclass.finish(compiled)
+    compiled.__init__ = lazyclass._init(compiled, compiled.__dict__["__record_fields__"], frozen)
+    calls = [("a",), ("b", 5), ("c", 6, ["t"]), ("d", 7, [], "y")]
+    for args in calls:
+        one, other = general(*args), compiled(*args)
+        assert [getattr(one, f.name) for f in fields(one)] == [getattr(other, f.name) for f in fields(other)]
+    assert posted == [name for args in calls for name in (args[0], args[0])]
+    assert general("e").tags is not general("f").tags  # a fresh value of the factory each time
+    for args in [(), ("a", 1, [], "n", "extra")]:
+        for cls in (general, compiled):
+            with pytest.raises(TypeError):
+                cls(*args)
