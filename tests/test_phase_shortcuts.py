@@ -229,3 +229,23 @@ def test_the_general_init_binds_positional_arguments_as_the_compiled_one_does(mo
         for cls in (general, compiled):
             with pytest.raises(TypeError):
                 cls(*args)
+
+
+# -- substitution: carried pieces made without the class call ------------------------------------
+@pytest.mark.parametrize("quoted", [True, False])
+def test_a_carried_piece_is_the_piece_the_class_makes_exact_included(quoted):
+    from sbatchlint.model.script import Script
+    from sbatchlint.model.values import Piece
+
+    head = 'A="x y"\nB=$\'t\\tu\'\nC="$A-$B"\nD=${E:-"d e"}\nF="é$C"\nG="$F $D"\n'
+    use = 'echo "$G" end\n' if quoted else "echo $G end\n"
+    model = Script(Source((head + use).encode(), "job.sh"))
+    (echo,) = [c for c in model.commands if c.program == "echo"]
+    argument = echo._arguments[1]
+    expansion = argument if not quoted else argument.named_children[0]
+    span = Span(expansion.start_byte, expansion.end_byte)
+    for value in model.values._substitute("G", span, expansion, 0, '"' if quoted else ""):
+        for piece in value.pieces:
+            made = Piece(piece.text, piece.span, piece.quote, piece.known, piece.name, piece.escaped, piece.via,
+                         piece.split, piece.task, piece.loop)
+            assert piece == made and piece.exact == made.exact and piece.via[-1] == span

@@ -1273,8 +1273,7 @@ class Values:
             pieces = found[0].pieces
             if len(pieces) < 2 or len(set(map(id, pieces))) == len(pieces):
                 return [Value(tuple([
-                    Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
-                    if p.known else _carried_unknown(p, span, quote, name, site, unquoted)
+                    _carried_known(p, site, unquoted) if p.known else _carried_unknown(p, span, quote, name, site, unquoted)
                     for p in pieces
                 ]))]
         originals: Dict[int, Piece] = {}
@@ -1283,7 +1282,7 @@ class Values:
         carried: Dict[int, Piece] = {}
         for key, p in originals.items():
             if p.known:
-                carried[key] = Piece(p.text, p.span, p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
+                carried[key] = _carried_known(p, site, unquoted)
             else:
                 carried[key] = _carried_unknown(p, span, quote, name, site, unquoted)
         get = carried.__getitem__
@@ -1649,6 +1648,28 @@ def _globs(field: Value) -> bool:
     if not any(p.split and p.known and GLOB_CHARACTERS.search(p.text) for p in field.pieces):
         return False
     return not (field.known and field.text.startswith("-"))
+
+
+_new = object.__new__
+
+
+def _carried_known(p: Piece, site: Tuple[Span], unquoted: bool) -> Piece:
+    """A known piece of a value as the expansion at ``site`` passes it on: ``Piece(p.text, p.span,
+    p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)``, made
+    without the class call (the most numerous pieces of the model), ``exact`` kept."""
+    made = _new(Piece)
+    made.text = p.text
+    made.span = p.span
+    made.quote = p.quote
+    made.known = True
+    made.name = p.name
+    made.escaped = p.escaped
+    made.via = p.via + site
+    made.split = p.split or unquoted
+    made.task = False
+    made.loop = p.loop
+    made._exact = p._exact  # (text, span, known and escaped are the original's)
+    return made
 
 
 def _carried_unknown(p: Piece, span: Span, quote: str, name: str, site: Tuple[Span], unquoted: bool) -> Piece:
