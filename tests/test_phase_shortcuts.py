@@ -249,3 +249,18 @@ def test_a_carried_piece_is_the_piece_the_class_makes_exact_included(quoted):
             made = Piece(piece.text, piece.span, piece.quote, piece.known, piece.name, piece.escaped, piece.via,
                          piece.split, piece.task, piece.loop)
             assert piece == made and piece.exact == made.exact and piece.via[-1] == span
+
+
+# -- the analyses' modules: imported when first asked, then kept ---------------------------------
+def test_an_analysis_imports_its_module_when_first_asked_and_reads_it_afresh_each_time(monkeypatch):
+    import importlib
+    import sys
+
+    from sbatchlint.model import script as script_module
+
+    assert script_module._module("launch") is importlib.import_module("sbatchlint.model.launch")
+    assert script_module._module("secrets", 2) is sys.modules["sbatchlint.secrets"]
+    launch = importlib.import_module("sbatchlint.model.launch")
+    monkeypatch.setattr(launch, "build_launches", lambda model: ["patched"])  # a module's name is read at each use
+    model = script_module.Script(Source(b"#!/bin/bash\nsrun hostname\n", "job.sh"))
+    assert model.launches == ["patched"]

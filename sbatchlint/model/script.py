@@ -26,6 +26,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from .workload import Run
 
 
+_MODULES: Dict[Tuple[str, int], Any] = {}
+
+
+def _module(name: str, level: int = 1) -> Any:
+    """The module ``name`` relative to this one (``from . import name``; ``level`` 2: of the
+    package), imported when first asked and kept. The analyses import their module when first
+    used (a run over one script asks for few of them); an import statement run at every call
+    cost more than a small analysis (the package resolved and the module looked up again)."""
+    module = _MODULES.get((name, level))
+    if module is None:
+        module = _MODULES[name, level] = __import__(name, globals(), None, ("_",), level)
+    return module
+
+
 class analysis:
     """A shared analysis of the script, named by its attribute: computed on first use, then kept
     in the instance like any attribute (a non-data descriptor: later reads never come here).
@@ -84,15 +98,12 @@ class Script:
 
     @cached_property
     def header(self) -> Header:
-        from .heredocs import bodies
-
         table = options.with_site_options(options.SBATCH, self.settings.get("extra_options"))
-        return parse_header(self.source, bodies(self), table)
+        return parse_header(self.source, _module("heredocs").bodies(self), table)
 
     @cached_property
     def values(self) -> Values:
-        from .sourced import SourceContext
-
+        SourceContext = _module("sourced").SourceContext
         # the header, when read already and with sbatch's own table, is the one the context reads
         header = self.__dict__.get("header")
         if header is not None and header.table is not options.SBATCH:
@@ -114,9 +125,7 @@ class Script:
     @analysis
     def launches(self) -> List["Launch"]:
         """Every recognised launch of every step, in source order (``model/launch.py``)."""
-        from .launch import build_launches
-
-        return build_launches(self)
+        return _module("launch").build_launches(self)
 
     def launches_of(self, step: Step) -> List["Launch"]:
         return [launch for launch in self.launches if launch.step is step]
@@ -124,45 +133,33 @@ class Script:
     @analysis
     def runs(self) -> List["Run"]:
         """The job's training and conversion runs, classified (``model/workload.py``)."""
-        from .workload import runs
-
-        return runs(self)
+        return _module("workload").runs(self)
 
     @analysis
     def bash_verdict(self) -> Tuple[Optional[bool], Optional[str]]:
         """What ``bash -n`` says of the script (``model/bash.py``; asked only for a script with
         regions the parser could not read)."""
-        from .bash import bash_syntax_error
-
-        return bash_syntax_error(self.data)
+        return _module("bash").bash_syntax_error(self.data)
 
     @analysis
     def template_evidence(self) -> Optional["TemplateEvidence"]:
         """Why the file is a template for another tool, or None (``model/kind.py``)."""
-        from .kind import build_template_evidence
-
-        return build_template_evidence(self)
+        return _module("kind").build_template_evidence(self)
 
     @analysis
     def is_batch_script(self) -> bool:
         """Whether the file is a batch job rather than another shell file (``model/kind.py``)."""
-        from .kind import build_is_batch_script
-
-        return build_is_batch_script(self)
+        return _module("kind").build_is_batch_script(self)
 
     @analysis
     def heredocs(self) -> List["HereDoc"]:
         """Every here-document body, with whether the script submits it (``model/heredocs.py``)."""
-        from .heredocs import build_heredocs
-
-        return build_heredocs(self)
+        return _module("heredocs").build_heredocs(self)
 
     @analysis
     def containers(self) -> "Containers":
         """Containers, mounts, paths and caches of every step (``model/containers.py``)."""
-        from .containers import Containers
-
-        return Containers(self)
+        return _module("containers").Containers(self)
 
     @analysis
     def task_string_assignments(self) -> Dict[int, Any]:
@@ -177,9 +174,7 @@ class Script:
     @analysis
     def job_geometry(self) -> "Geometry":
         """The job as the header requests it (``model/geometry.py``)."""
-        from .geometry import build_job_geometry
-
-        return build_job_geometry(self)
+        return _module("geometry").build_job_geometry(self)
 
     @analysis
     def step_alternatives(self) -> Dict[int, Any]:
@@ -194,66 +189,48 @@ class Script:
     @analysis
     def early_expansions(self) -> List["EarlyExpansion"]:
         """Batch-shell expansions in task commands (``model/boundary.py``)."""
-        from .boundary import build_early
-
-        return build_early(self)
+        return _module("boundary").build_early(self)
 
     @analysis
     def late_expansions(self) -> List["LateExpansion"]:
         """Expansions a step's task shell makes itself (``model/boundary.py``)."""
-        from .boundary import build_late
-
-        return build_late(self)
+        return _module("boundary").build_late(self)
 
     @analysis
     def secrets(self) -> List["Secret"]:
         """Every secret in the script, live or not, in source order (``secrets.py``)."""
-        from ..secrets import build_scan
-
-        return build_scan(self)
+        return _module("secrets", 2).build_scan(self)
 
     @analysis
     def secret_task_strings(self) -> List["TaskString"]:
         """The task strings the secrets scan reads (``secrets.py``)."""
-        from ..secrets import build_task_strings
-
-        return build_task_strings(self)
+        return _module("secrets", 2).build_task_strings(self)
 
     @analysis
     def secret_expansions(self) -> bool:
         """Whether an expansion of a secret variable is written in the script (``secrets.py``)."""
-        from ..secrets import build_secret_expansions
-
-        return build_secret_expansions(self)
+        return _module("secrets", 2).build_secret_expansions(self)
 
     @analysis
     def secret_variables(self) -> Set[str]:
         """Variables that hold a credential (``secrets.py``)."""
-        from ..secrets import build_secret_variables
-
-        return build_secret_variables(self)
+        return _module("secrets", 2).build_secret_variables(self)
 
     @analysis
     def array_outputs(self) -> List["SharedDirectory"]:
         """Directories every element of a job array writes to (``model/arrays.py``)."""
-        from .arrays import build_array_outputs
-
-        return build_array_outputs(self)
+        return _module("arrays").build_array_outputs(self)
 
     @analysis
     def self_directory_uses(self) -> List["SelfDirectoryUse"]:
         """The script's directory read from ``$0``/``${BASH_SOURCE[0]}`` and used to find files
         (``model/selfpath.py``): in a batch job that is slurmd's spool directory."""
-        from .selfpath import build_self_directory
-
-        return build_self_directory(self)
+        return _module("selfpath").build_self_directory(self)
 
     @analysis
     def made_directories(self) -> List[Any]:
         """(resolved path, made with -p, command) for every ``mkdir`` the job runs."""
-        from .logs import made_directories
-
-        return made_directories(self)
+        return _module("logs").made_directories(self)
 
     def release(self) -> None:
         """Cut the model's reference cycles (a task command and its step, a launch among its
