@@ -264,3 +264,23 @@ def test_an_analysis_imports_its_module_when_first_asked_and_reads_it_afresh_eac
     monkeypatch.setattr(launch, "build_launches", lambda model: ["patched"])  # a module's name is read at each use
     model = script_module.Script(Source(b"#!/bin/bash\nsrun hostname\n", "job.sh"))
     assert model.launches == ["patched"]
+
+
+# -- a plain word of an argv, made without the class calls ---------------------------------------
+def test_a_plain_word_is_the_word_the_classes_make():
+    from sbatchlint.model.script import Script
+    from sbatchlint.model.values import Piece, Value, Word
+
+    text = "#!/bin/bash\nsrun -N 2 python train.py --lr=0.1 é/ü 42 \\\n  --x y\n"
+    model = Script(Source(text.encode(), "job.sh"))
+    (command,) = model.commands
+    words = command.argv
+    assert [w.text for w in words] == ["srun", "-N", "2", "python", "train.py", "--lr=0.1", "é/ü", "42", "--x", "y"]
+    for word in words:
+        span = Span(word.span.start, word.span.end)
+        made = Word(Value((Piece(word.text, span, ""),)), word.node, span, None)
+        assert word == made and word.ifs == made.ifs and word.value.pieces == made.value.pieces
+        assert (word.value.text, word.value.known, word.pieces[0].exact) == (made.value.text, made.value.known,
+                                                                           made.pieces[0].exact)
+        assert word.span == Span(word.node.start_byte, word.node.end_byte)
+        assert word.value.offsets == made.value.offsets

@@ -1375,12 +1375,7 @@ class Values:
                     if cut_end > start:
                         continue
                 if start < end and data.find(b"\\", start, end) < 0:
-                    text = data[start:end].decode("utf-8", errors="replace")
-                    span = Span(start, end)
-                    value = Value((Piece(text, span, ""),))
-                    value._text = text  # what Value.text / .known compute, known here already
-                    value._known = True
-                    words.append(Word(value, node, span, None))
+                    words.append(_plain_word(data[start:end].decode("utf-8", errors="replace"), node, start, end))
                     continue
             elif cuts:
                 start = node.start_byte
@@ -1651,6 +1646,40 @@ def _globs(field: Value) -> bool:
 
 
 _new = object.__new__
+
+
+def _plain_word(text: str, node: Node, start: int, end: int) -> "Word":
+    """The word of a plain word node (bytes [start, end), ``start < end``, no backslash): one
+    literal piece, its text known. ``Word(Value((Piece(text, Span(start, end), ""),)), node,
+    Span(start, end), None)`` with the value's text and known computed, made without the class
+    calls (an argv's most common word)."""
+    span = _new(Span)
+    span.start = start
+    span.end = end
+    piece = _new(Piece)
+    piece.text = text
+    piece.span = span
+    piece.quote = ""
+    piece.known = True
+    piece.name = None
+    piece.escaped = False
+    piece.via = ()
+    piece.split = False
+    piece.task = False
+    piece.loop = ()
+    piece._exact = None
+    value = _new(Value)
+    value.pieces = (piece,)
+    value._text = text  # what Value.text / .known compute, known here already
+    value._known = True
+    value._layout_cache = None
+    word = _new(Word)
+    word.value = value
+    word.node = node
+    word.span = span
+    word.alternatives = None
+    word.ifs = DEFAULT_IFS
+    return word
 
 
 def _carried_known(p: Piece, site: Tuple[Span], unquoted: bool) -> Piece:
