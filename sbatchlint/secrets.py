@@ -842,15 +842,21 @@ def _scan_assignments(collector: _Collector, script: "Script", values) -> None:
 
 def _scan_fallbacks(collector: _Collector, script: "Script") -> None:
     """``${HF_TOKEN:-hf_…}`` anywhere: a hardcoded fallback for a secret variable."""
+    data = script.data
     for node in script.nodes_of_type("expansion"):
-        names = [c for c in node.children if c.type == "variable_name"]
-        operators = [c for c in node.children if c.type in (":-", "-", ":=", "=")]
+        # a secret name holds a hint a byte test finds (_NAME_HINT_BYTES; a name is followed by a
+        # character no name holds): an expansion without one needs no look at its children
+        if _NAME_HINT_BYTES.search(data[node.start_byte : node.end_byte].lower()) is None:
+            continue
+        children = node.children
+        names = [c for c in children if c.type == "variable_name"]
+        operators = [c for c in children if c.type in (":-", "-", ":=", "=")]
         if not names or not operators:
             continue
         name = script.data[names[0].start_byte : names[0].end_byte].decode("utf-8", "replace")
         if not is_secret_name(name):
             continue
-        operands = [c for c in node.children if c.is_named and c.start_byte >= operators[0].end_byte]
+        operands = [c for c in children if c.is_named and c.start_byte >= operators[0].end_byte]
         if len(operands) != 1:
             continue
         for default in script.values.evaluate(operands[0]):

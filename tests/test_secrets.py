@@ -6,6 +6,7 @@ shape without being one.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -912,6 +913,18 @@ def test_every_secret_name_holds_a_hint_the_command_pre_test_looks_for():
             assert secrets._NAME_HINT_BYTES.search(written.lower().encode()), written
             checked += 1
     assert checked > 1000
+
+
+@pytest.mark.parametrize("name", ["HF_TOKEN", "hub_token", "WANDB_API_KEY", "Db_Password", "MY_SECRET_X", "TOKEN"])
+@pytest.mark.parametrize("operator", [":-", "-", ":=", "="])
+def test_a_fallback_of_any_secret_name_is_found_past_the_byte_test(name, operator, monkeypatch):
+    """``${NAME:-literal}`` of a secret variable: the byte test that skips other expansions lets
+    every such one through (what a scan of every expansion finds)."""
+    text = "#!/bin/bash\n#SBATCH --nodes=1\nX=${%s%s%s}\nsrun python t.py\n" % (name, operator, _opaque())
+    found = [(s.span, s.name) for s in secrets.find(Source(text.encode(), "job.sh"))]
+    assert [n for _, n in found] == [name]
+    monkeypatch.setattr(secrets, "_NAME_HINT_BYTES", re.compile(b""))  # every expansion looked at
+    assert [(s.span, s.name) for s in secrets.find(Source(text.encode(), "job.sh"))] == found
 
 
 def test_hint_locator_agrees_with_the_text_test_on_every_stretch():
