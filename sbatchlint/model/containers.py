@@ -513,11 +513,21 @@ class Containers:
         # per step: the names something may set, whether anything may, the --export list (_may_be_set)
         self._settable: Dict[int, Tuple[set, bool, Optional[str]]] = {}
         self._image_env: Dict[int, Tuple[StepContainer, Dict[str, str]]] = {}  # per container
-        self.host_paths: List[PathUse] = _host_paths(script)
         self.container_paths: List[PathUse] = []
         for container in self.steps:
             if container.containerized:
                 self.container_paths.extend(self._container_paths(container))
+
+    @property
+    def host_paths(self) -> List[PathUse]:
+        """The paths the job uses on the host (``_host_paths``), found when first asked: only the
+        questions about a containerized step's paths read them, and finding them evaluates the
+        argv of every file command of the batch shell (``mkdir``, ``cd``, ``rm``…), which
+        nothing else may ask for. Shared: do not modify."""
+        found = self.__dict__.get("_host_paths")
+        if found is None:
+            found = self.__dict__["_host_paths"] = _host_paths(self.script)
+        return found
 
     # -- lookups ------------------------------------------------------------------------------
     def for_step(self, step: Step) -> StepContainer:

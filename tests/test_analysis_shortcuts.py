@@ -1,0 +1,67 @@
+"""Shortcuts of the shared analyses (launches, containers, early expansions) against the full
+computation they stand for, on shapes written for the purpose."""
+from __future__ import annotations
+
+import pytest
+
+from lintutil import lint_text
+from sbatchlint.model import containers as container_model
+from sbatchlint.model.script import Script
+from sbatchlint.source import Source
+
+HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+IMAGE = "--container-image=nvcr.io/nvidia/pytorch:25.01-py3"
+
+
+def script_of(body: str, settings=None) -> Script:
+    return Script(Source((HEADER + body).encode(), "job.sh"), settings)
+
+
+# -- containers: the host paths are found when first asked -----------------------------------------
+HOST_SHAPES = [
+    "mkdir -p /lustre/fsw/alice/runs\nsrun python t.py\n",
+    "RUN=/lustre/fsw/alice/runs/exp1\nmkdir -p $RUN\ncd $RUN\n"
+    f"srun {IMAGE} --container-mounts=/lustre/fsw/alice/runs:/lustre/fsw/alice/runs python t.py --save $RUN\n",
+    "#SBATCH --output=/lustre/logs/%j.out\nexport HF_HOME=/scratch/hf\necho hi > /gpfs/a/log.txt\n"
+    f"srun {IMAGE} --container-mounts=/lustre/logs:/job --container-workdir=/job python t.py --out /job/x\n",
+    "rm -rf ~/tmp/x\ncp a /home/alice/b\nsrun bash -c 'mkdir -p /lustre/x'\n",
+]
+
+
+def _uses(uses):
+    return [(u.kind, u.path, u.span, u.step, u.variable) for u in uses]
+
+
+@pytest.mark.parametrize("body", HOST_SHAPES)
+def test_host_paths_found_late_are_those_found_at_once(body):
+    """The analysis finds the host paths when a question first needs them: after every rule has
+    run, they are what ``_host_paths`` finds on a fresh model before anything else is asked."""
+    fresh = script_of(body)
+    fresh.steps  # (the model's own parts, as the analysis finds them built)
+    at_once = container_model._host_paths(fresh)
+    late = script_of(body)
+    lint_text(HEADER + body)  # (the rules on another model: nothing shared)
+    analysis = late.containers
+    for step in late.steps:
+        for use in analysis.paths_for(step):
+            analysis.is_shared(use.path)
+    assert _uses(analysis.host_paths) == _uses(at_once)
+
+
+def test_host_paths_are_not_found_unless_asked():
+    """A job without a container asks nothing of its host paths: the batch shell's file commands
+    are not evaluated for them."""
+    script = script_of("mkdir -p /lustre/fsw/alice/$RUN_NAME\nsrun python t.py\n")
+    script.containers
+    mkdir = next(c for c in script.commands if c.program == "mkdir")
+    assert "argv" not in mkdir.__dict__
+    assert [u.kind for u in script.containers.host_paths] == ["mkdir"]
+
+
+def test_a_host_path_asked_late_still_reports_the_directory_seen_under_another_name():
+    """SBL302 (the batch shell uses a directory the container sees under another name) reads
+    the host paths after the analysis is built: the ``mkdir`` is what makes it fire."""
+    step = f"srun {IMAGE} --container-mounts=/lustre/fsw/alice/runs:/runs python t.py --save /runs/exp1/ckpt\n"
+    found = [d for d in lint_text(HEADER + "mkdir -p /lustre/fsw/alice/runs/exp1/ckpt\n" + step) if d.code == "SBL302"]
+    assert [d.message for d in found] == ["`/lustre/fsw/alice/runs` is mounted at another path, `/runs`"]
+    assert not [d for d in lint_text(HEADER + step) if d.code == "SBL302"]
