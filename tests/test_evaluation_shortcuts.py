@@ -70,6 +70,8 @@ def _plain_product(parts):
     results = [()]
     bound = None
     for alternatives in parts:
+        if alternatives.__class__ is tuple:  # literal pieces: one value
+            alternatives = [Value(alternatives)]
         if not alternatives:
             continue
         if any(any(p.loop for p in a.pieces) for a in alternatives):
@@ -172,3 +174,37 @@ def test_product_joins_single_values_between_several_as_it_would_one_by_one():
             loop = rng.random() < 0.2
             parts.append([value(loop) for _ in range(count)])
         assert _product(parts) == _plain_product(parts), parts
+
+
+def test_a_literal_word_of_a_task_string_maps_as_the_string_slice_gives():
+    """``steps._remap_literal`` cuts a word lying inside one exact piece of the string itself;
+    anywhere else it reads ``slice_pieces``. Either way: the string's pieces for those bytes,
+    and their source bounds."""
+    from sbatchlint.model.steps import _remap_literal
+    from sbatchlint.source import Span
+
+    rng = random.Random(5)
+    for _ in range(300):
+        pieces, position = [], 100
+        for _ in range(rng.randint(1, 6)):
+            text = "".join(rng.choice("ab é-") for _ in range(rng.randint(0, 6)))
+            size = len(text.encode())
+            kind = rng.choice(("exact", "exact", "escaped", "unknown", "made"))
+            if kind == "exact":
+                pieces.append(Piece(text, Span(position, position + size), '"'))
+            elif kind == "escaped":
+                pieces.append(Piece(text[:1], Span(position, position + 2), "", escaped=True))
+            elif kind == "unknown":
+                pieces.append(Piece("", Span(position, position + 4), "", False, "X"))
+            else:
+                pieces.append(Piece(text, None))
+            position += size + rng.randint(0, 3)
+        string = Value(tuple(pieces))
+        total = len(string.text.encode())
+        start = rng.randint(0, total)
+        end = rng.randint(start, total)
+        outer = tuple(string.slice_pieces(start, end))
+        spans = [p.span for p in outer if p.span is not None]
+        bounds = Span(min(s.start for s in spans), max(s.end for s in spans)) if spans else Span(0, 0)
+        word = _remap_literal(Span(start, end), string, {})
+        assert (word.value.pieces, word.span) == (outer, bounds), (string, start, end)

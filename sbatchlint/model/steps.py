@@ -790,6 +790,17 @@ def _remap_literal(span: Span, string: Value, cuts: Dict[tuple, tuple]) -> Word:
     base = starts[first] if covered else 0
     key = (tuple(map(id, covered)), start - base, end - base)
     found = cuts.get(key)
+    if found is None and last - first == 1:
+        piece = covered[0]
+        p_start = starts[first]
+        if p_start <= start < end <= ends[first] and piece.exact:
+            # inside one exact piece (most words: a stretch of a literal part of the string):
+            # what ``slice_pieces`` gives, that piece or its cut, with its span as the bounds
+            if p_start != start or end != ends[first]:
+                offset = piece.span.start - p_start
+                text = _raws[first][start - p_start : end - p_start].decode("utf-8", errors="replace")
+                piece = piece._with(text, Span(offset + start, offset + end), piece.escaped)
+            found = cuts[key] = (covered, (piece,), piece.span)
     if found is None:
         outer = tuple(string.slice_pieces(start, end))
         low: Optional[int] = None

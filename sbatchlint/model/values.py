@@ -1098,12 +1098,14 @@ class Values:
             start, end = span.start, span.end
         return self._literal_run(start, end, quote or "")
 
-    def _literal_value(self, start: int, end: int, quote: str) -> Value:
-        """``Value(tuple(self._literal_run(start, end, quote)))``, for ``start < end``."""
+    def _literal_pieces(self, start: int, end: int, quote: str) -> Tuple[Piece, ...]:
+        """``tuple(self._literal_run(start, end, quote))``, for ``start < end``: a literal part of
+        a string as ``_product`` takes it (one value, bound to no loop iteration), without the
+        value and the list of alternatives around it that ``_product`` would only unwrap."""
         data = self.data
         if data.find(b"\\", start, end) < 0:  # no escape (most runs): one piece
-            return Value((Piece(data[start:end].decode("utf-8", errors="replace"), Span(start, end), quote),))
-        return Value(tuple(self._literal_run(start, end, quote)))
+            return (Piece(data[start:end].decode("utf-8", errors="replace"), Span(start, end), quote),)
+        return tuple(self._literal_run(start, end, quote))
 
     def _literal_run(self, start: int, end: int, quote: str) -> List[Piece]:
         """Literal source bytes [start, end) as pieces, resolving backslash escapes.
@@ -1169,11 +1171,11 @@ class Values:
                 child_span = node_span(child, data)
                 start, end = child_span.start, child_span.end
             if start > position:
-                parts.append([self._literal_value(position, start, '"')])
+                parts.append(self._literal_pieces(position, start, '"'))
             parts.append(self.evaluate(child, depth + 1, '"'))
             position = end
         if inner_end > position:
-            parts.append([self._literal_value(position, inner_end, '"')])
+            parts.append(self._literal_pieces(position, inner_end, '"'))
         if not parts:
             return [Value(())]
         return _product(parts)
@@ -1197,11 +1199,11 @@ class Values:
                 continue
             child_span = node_span(child, self.data)
             if child_span.start > position:
-                parts.append([self._literal_value(position, child_span.start, "<<")])
+                parts.append(self._literal_pieces(position, child_span.start, "<<"))
             parts.append(self.evaluate(child, depth + 1, "<<"))
             position = child_span.end
         if end > position:
-            parts.append([self._literal_value(position, end, "<<")])
+            parts.append(self._literal_pieces(position, end, "<<"))
         return _product(parts) if parts else [Value(())]
 
     def _sequence(self, children: Sequence[Node], depth: int, quote: str) -> List[Value]:
@@ -1860,7 +1862,10 @@ def _drop_prefix(value: Value, length: int) -> Value:
     return value.slice(length, total) if total > length else Value(())
 
 
-def _product(parts: List[List[Value]]) -> List[Value]:
+def _product(parts: List["List[Value] | Tuple[Piece, ...]"]) -> List[Value]:
+    """Every combination of one value of each part, in order (most recent last, at most
+    ``MAX_ALTERNATIVES``, only values of one loop iteration together). A part is a list of its
+    values, or a tuple of pieces: the pieces of a literal run, one value bound to no iteration."""
     results: List[Tuple[Piece, ...]] = [()]
     # The loop iterations each result is bound to (``_bindings``), kept from the first part that
     # binds one: a combination is checked against them and the new part's own, rather than
@@ -1872,6 +1877,10 @@ def _product(parts: List[List[Value]]) -> List[Value]:
     # growing results again at each part).
     pending: List[Tuple[Piece, ...]] = []
     for alternatives in parts:
+        if alternatives.__class__ is tuple:  # literal pieces (``_literal_pieces``): one value, no loop
+            if alternatives:
+                pending.append(alternatives)
+            continue
         if not alternatives:
             continue
         if len(alternatives) == 1:
