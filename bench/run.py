@@ -37,7 +37,8 @@ Every figure is CPU time (the process's own, plus its children's from ``getrusag
 time: on a machine whose cores other work shares, wall time swings with the load while CPU time
 stays close. Cold runs are measured as an installed package runs: with compiled bytecode (``pip install``
 compiles it; an environment with PYTHONDONTWRITEBYTECODE would otherwise recompile every module
-on every start). The bytecode goes to a temporary PYTHONPYCACHEPREFIX, never into the tree; the
+on every start), and with the store of compiled patterns the first run writes beside it
+(``sbatchlint.lazyre``), both written by a warm-up run. The bytecode goes to a temporary PYTHONPYCACHEPREFIX, never into the tree; the
 bare interpreter runs with the same environment, alternating with the measured runs so a busy
 machine slows both alike. The time without bytecode is printed too, for information.
 """

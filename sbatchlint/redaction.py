@@ -92,13 +92,12 @@ _SHAPE_HINTS = {
 _SHAPE_TEXT = [(shape, lazy(shape.pattern), _SHAPE_HINTS[shape.kind]) for shape in SHAPES]
 _SHAPE_HINT_BYTES = tuple(sorted({h.encode("ascii") for hints in _SHAPE_HINTS.values() for h in hints}))
 # One pass answers "could any shape be in this text?" before the per-shape checks: nearly every
-# value holds no hint at all, and one alternation costs less than a test per hint.
-_ANY_HINT = lazy(
-    "|".join(re.escape(h) for h in sorted({h for hints in _SHAPE_HINTS.values() for h in hints}, key=len, reverse=True))
-)
-_ANY_HINT_BYTES = lazy(
-    b"|".join(re.escape(h.encode("ascii")) for h in sorted({h for hints in _SHAPE_HINTS.values() for h in hints}, key=len, reverse=True))
-)
+# value holds no hint at all, and one alternation costs less than a test per hint. Longest hint
+# first; hints of one length in their own order, so that the pattern is the same in every process
+# (two distinct hints of one length never both match at one place: their order changes nothing).
+_HINTS_LONGEST_FIRST = sorted({h for hints in _SHAPE_HINTS.values() for h in hints}, key=lambda h: (-len(h), h))
+_ANY_HINT = lazy("|".join(re.escape(h) for h in _HINTS_LONGEST_FIRST))
+_ANY_HINT_BYTES = lazy(b"|".join(re.escape(h.encode("ascii")) for h in _HINTS_LONGEST_FIRST))
 
 # Conventional names: the kind of credential a variable holds, for messages.
 NAMED_KINDS = {

@@ -79,6 +79,9 @@ def main(argv=None) -> None:
         _main(argv)
     finally:
         gc.disable()
+        patterns = sys.modules.get("sbatchlint.lazyre")
+        if patterns is not None:
+            patterns.save()  # the patterns this command compiled, for the next one's start
 
 
 def _main(argv) -> None:
