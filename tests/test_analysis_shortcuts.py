@@ -65,3 +65,20 @@ def test_a_host_path_asked_late_still_reports_the_directory_seen_under_another_n
     found = [d for d in lint_text(HEADER + "mkdir -p /lustre/fsw/alice/runs/exp1/ckpt\n" + step) if d.code == "SBL302"]
     assert [d.message for d in found] == ["`/lustre/fsw/alice/runs` is mounted at another path, `/runs`"]
     assert not [d for d in lint_text(HEADER + step) if d.code == "SBL302"]
+
+
+# -- launches: torchrun option names are resolved once per name ------------------------------------
+def test_a_torchrun_option_name_kept_per_name_is_what_the_table_gives():
+    """``_elastic_name`` keeps its answer per name: asked again, it gives what a scan of the
+    option table gives (full names, either spelling, unique and ambiguous prefixes, other names)."""
+    from sbatchlint.model import launch
+
+    names = list(launch.TORCHRUN_OPTIONS) + [n.replace("_", "-") for n in launch.TORCHRUN_OPTIONS]
+    names += [n[:k] for n in launch.TORCHRUN_OPTIONS for k in range(1, len(n))]
+    names += ["num-layers", "NPROC-PER-NODE", "tensor-model-parallel-size", ""]
+    for _ in range(2):
+        for name in names:
+            normal = launch.normalise(name)
+            matches = [n for n in launch.TORCHRUN_OPTIONS if n.startswith(normal)]
+            table = normal if normal in launch.TORCHRUN_OPTIONS else matches[0] if len(matches) == 1 else None
+            assert launch._elastic_name(name) == table, name

@@ -40,8 +40,10 @@ measured table of how srun settles a step's task count.
 """
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
+from functools import lru_cache
 from itertools import product
 
 from .. import options as option_table
@@ -689,8 +691,11 @@ def _python_module(step, command, argv, i, launcher, start, workdir) -> Optional
     return _finish(step, command, SRUN_NATIVE, launcher, [], EntryPoint("module", [flag, argv[i]]), argv[i + 1 :], start, workdir)
 
 
+@lru_cache(maxsize=1024)
 def _elastic_name(body: str) -> Optional[str]:
-    """A torchrun long option by full name or unique prefix (argparse's abbreviations)."""
+    """A torchrun long option by full name or unique prefix (argparse's abbreviations); kept per
+    name: behind an unknown entry point every argument of the program is read as an option, and
+    most of them (``--num-layers``) are no torchrun name, which a scan of the table tells."""
     name = normalise(body)
     if name in TORCHRUN_OPTIONS:
         return name
@@ -837,8 +842,6 @@ def classify_entry(entry: Optional[EntryPoint], workdir: Optional[str], settings
     """
     if entry is None or not entry.known or entry.kind in ("code", "program"):
         return None
-    import fnmatch  # here: most scripts launch no Python entry point this asks about
-
     extra = [str(p) for p in settings.get("bridge_entry_points") or ()]
     name = entry.name
     if entry.kind == "module":
