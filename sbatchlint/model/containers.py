@@ -25,16 +25,20 @@ Entry point: ``containers(script)``, that is ``Script.containers``.
 from __future__ import annotations
 
 import bisect
-
+import fnmatch
+import os
 import posixpath
 import re
 
 from .. import options as option_table
 from ..lazyclass import dataclass, field
+from ..shell import ancestors, node_span, parse
 from ..source import Span
+from . import sourced as sourced_files
 from . import steps as step_model
 from .steps import Command, Step, StepOption
-from .values import Piece, Value, Word
+from .values import Assignment, Piece, Value, Values, Word
+from .values import split_value as split_words
 from ..lazyre import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -42,7 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
     from .script import Script
     from .sourced import Origin, SourcedFile
-    from .values import Assignment
 
 # Variables whose value is a cache directory some tool of the task writes into.
 CACHE_VARIABLES = (
@@ -132,8 +135,6 @@ def image_environment(container: "StepContainer", settings: Optional[Dict[str, o
     if image is None or image.value is None or not image.value_known:
         return {}
     name = image_name(image.value)
-    import fnmatch
-
     found: Dict[str, str] = {}
     for pattern, variables in ((settings or {}).get("image_environment") or {}).items():
         if isinstance(variables, dict) and fnmatch.fnmatchcase(name, image_name(str(pattern))):
@@ -152,8 +153,6 @@ def image_workdir(container: "StepContainer", settings: Optional[Dict[str, objec
     if image is None or image.value is None or not image.value_known:
         return None
     name = image_name(image.value)
-    import fnmatch
-
     for pattern, workdir in ((settings or {}).get("image_workdirs") or {}).items():
         if fnmatch.fnmatchcase(name, image_name(str(pattern))) and str(workdir).startswith("/"):
             return str(workdir)
@@ -1041,9 +1040,7 @@ def _alternative_steps(script: "Script", step: Step) -> List[Step]:
 
 
 def _split(value: Value) -> List[Value]:
-    from .values import split_value
-
-    return split_value(value)
+    return split_words(value)
 
 
 def _step_container(script: "Script", step: Step) -> StepContainer:
@@ -1201,8 +1198,6 @@ _EXPANDED = lazy(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 def loop_built_flags(script: "Script", step: Step, option: str) -> Optional[LoopFlags]:
     """Whether the step's options come from a variable that a loop appends ``--OPTION`` to on
     every iteration (followed through variables that hold it, a few levels deep)."""
-    from ..shell import ancestors
-
     data = script.data
     flag = ("--" + option).encode()
     if flag not in data:
@@ -1470,8 +1465,6 @@ def _redirect_paths(script: "Script") -> List[PathUse]:
 
 
 def _node_span(script: "Script", node) -> Span:
-    from ..shell import node_span
-
     return node_span(node, script.data)
 
 
@@ -1534,9 +1527,6 @@ def _task_env(script: "Script", step: Step, name: str, container: "StepContainer
 def _task_sourced_setting(script: "Script", step: Step, entry: "SourcedFile", name: str) -> Optional[EnvSetting]:
     """What a file the task string sources gives ``name`` in the task: its exported value (an
     unexported one only changes a variable the task already has from the batch shell)."""
-    from .sourced import origin_of
-    from .values import Assignment
-
     assert entry.values is not None
     inner = entry.values
     end = len(entry.data) + 1
@@ -1549,7 +1539,7 @@ def _task_sourced_setting(script: "Script", step: Step, entry: "SourcedFile", na
         return None  # a plain variable of the task's shell: the launched program does not see it
     found = inner.lookup(name, end)
     stand_in = Assignment(name, assigned[-1].node, None, entry.span, "assign", True, sourced=entry)
-    return EnvSetting(name, found, "task", None, entry.span, origin=origin_of(stand_in))
+    return EnvSetting(name, found, "task", None, entry.span, origin=sourced_files.origin_of(stand_in))
 
 
 def task_sources(script: "Script", step: Step, container: Optional["StepContainer"] = None) -> List["SourcedFile"]:
@@ -1569,11 +1559,7 @@ def task_sources(script: "Script", step: Step, container: Optional["StepContaine
 
 
 def _task_sources(script: "Script", step: Step, container: "StepContainer") -> List["SourcedFile"]:
-    import os
-
-    from . import sourced as model
-    from .values import Values
-
+    model = sourced_files
     if step.task_string is None:
         return []
     out: List["SourcedFile"] = []
@@ -1604,8 +1590,6 @@ def _task_sources(script: "Script", step: Step, container: "StepContainer") -> L
         if data is None:
             entry.reason = reason
             continue
-        from ..shell import parse
-
         entry.values = Values(data, parse(data).root_node, None, inner_context, None, os.path.dirname(path))
         entry.data, entry.nested = data, entry.values.sourced
     return out
@@ -1632,11 +1616,9 @@ def _task_source_path(script: "Script", step: Step, container: "StepContainer", 
             if batch is not None:
                 directory = normalize(batch.text) if batch.known and batch.text.startswith("/") else ""
             else:
-                from .sourced import SUBMIT
-
                 context = script.values.context
                 start = context.initial_cwd() if context is not None else None
-                directory = (context.submit_dir if start == SUBMIT and context is not None else start) or ""
+                directory = (context.submit_dir if start == sourced_files.SUBMIT and context is not None else start) or ""
         if not directory:
             return "working-directory"
         text = posixpath.join(directory, text)
