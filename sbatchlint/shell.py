@@ -120,22 +120,65 @@ def _load_binding(name: str):
 def parse(data: bytes) -> Tree:
     """The tree of a script or of a string a shell runs, with the glued-assignment trap undone
     (see the module docstring): nodes' offsets are offsets into ``data`` either way."""
+    data, tree = _first_tree(data)
+    if data.find(b"=") < 0:  # (``bytes in bytes`` builds and drops a TypeError first)
+        return tree
+    return _reparsed(data, tree, _unglued(data, tree))
+
+
+def parse_indexed(data: bytes) -> "Tuple[Tree, NodeIndex]":
+    """``parse(data)`` and the ``NodeIndex`` of that tree.
+
+    The index's walk also answers whether any command may hold glued assignments: only a command
+    whose first child is an assignment (or a comment) has a glue point (``_glue_points``), and
+    only the commands that ``_unglued``'s pattern search reaches are looked at there. When no
+    command of the tree has one, that search (a pass over every byte of the script, costlier than
+    the walk) cannot find one either and is skipped; otherwise it runs as ``parse`` runs it."""
+    data, tree = _first_tree(data)
+    index = NodeIndex(tree.root_node)
+    if data.find(b"=") < 0 or not _may_glue(index.of_type("command"), data):
+        return tree, index
+    fixed = _reparsed(data, tree, _unglued(data, tree))
+    if fixed is tree:
+        return tree, index
+    return fixed, NodeIndex(fixed.root_node)
+
+
+def _first_tree(data: bytes) -> "Tuple[bytes, Tree]":
+    """The parse of ``data``, or of ``data`` without arithmetic base prefixes when only that one
+    parses clean (with the bytes it parsed)."""
     tree = parser().parse(data)
     if tree.root_node.has_error and data.find(b"#") >= 0 and data.find(b"$((") >= 0:
         based = _without_bases(data)
         if based is not None:
             fixed = parser().parse(based)
             if not fixed.root_node.has_error:
-                data, tree = based, fixed
-    if data.find(b"=") < 0:  # (``bytes in bytes`` builds and drops a TypeError first)
-        return tree
-    unglued = _unglued(data, tree)
+                return based, fixed
+    return data, tree
+
+
+def _reparsed(data: bytes, tree: Tree, unglued: Optional[bytes]) -> Tree:
+    """The tree of ``unglued`` (``data`` with glued assignments cut) in place of ``tree``."""
     if unglued is None:
         return tree
     fixed = parser().parse(unglued)
     if fixed.root_node.has_error and not tree.root_node.has_error:
         return tree  # never trade a clean tree for a broken one
     return fixed
+
+
+def _may_glue(commands: "Iterable[Node]", data: bytes) -> bool:
+    """Whether any of ``commands`` has a glue point (``_glue_points``): a superset of what
+    ``_unglued`` finds, as it looks only at commands its pattern search meets."""
+    for command in commands:
+        first = command.child(0)
+        if first is not None and first.type in _GLUE_FIRST and _glue_points(command, data):
+            return True
+    return False
+
+
+# ``_glue_points`` stops at the first child of another type, before it records any point
+_GLUE_FIRST = frozenset({"variable_assignment", "comment"})
 
 
 # ``10#$x`` in arithmetic: bash reads the number in base 10; the grammar cannot read ``#`` there.

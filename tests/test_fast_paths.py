@@ -103,6 +103,36 @@ def test_glued_assignments_after_a_quoted_value_are_the_shells_own():
     assert [w.text for w in step.command.argv][-1] == "29500"
 
 
+def _sexp(node) -> tuple:
+    return (node.type, node.start_byte, node.end_byte, tuple(_sexp(child) for child in node.children))
+
+
+@pytest.mark.parametrize("data", GLUE_SHAPES)
+def test_the_indexed_parse_undoes_glued_assignments_as_the_plain_parse_does(data):
+    """``parse_indexed`` skips the pattern search when no command starts with an assignment: it
+    gives the tree ``parse`` gives, glued or not, and the index of that tree."""
+    from sbatchlint.shell import NodeIndex, parse, parse_indexed
+
+    for text in (data, data + b"srun hostname\n", b"echo start\n" + data + b"  srun -n 2 x\n",
+                 data + b"# note\nsrun x\n", b"(" + data + b"srun x)\n", b"echo $(" + data + b"ls)\n",
+                 b"echo $((10#$N))\n" + data + b"srun x\n", b">log " + data + b"srun x\n"):
+        tree, index = parse_indexed(text)
+        assert _sexp(tree.root_node) == _sexp(parse(text).root_node), text
+        assert index.root == tree.root_node
+        plain = NodeIndex(tree.root_node)
+        for kind in ("command", "variable_assignment", "variable_assignments", "command_name"):
+            assert [_sexp(n) for n in index.of_type(kind)] == [_sexp(n) for n in plain.of_type(kind)]
+
+
+def test_a_glued_line_is_cut_in_the_scripts_own_tree():
+    """A command whose leading assignments end a line gets the ``;`` (its tree has the
+    assignments as a statement of their own), and a command without one keeps its tree."""
+    glued = script('A="x y" B=$(date) \nsrun hostname\n')
+    assert [c.type for c in glued.root.children] == ["variable_assignments", ";", "command"]
+    kept = script('A="x y" B=$(date) srun hostname\n')
+    assert [c.type for c in kept.root.children] == ["command"]
+
+
 # -- a launch on CPU: the hint pattern searched only when its words can be there -----------------
 @pytest.mark.parametrize(
     "args, gpus",

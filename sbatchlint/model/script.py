@@ -75,7 +75,8 @@ class Script:
     def __init__(self, source: Source, settings: Optional[Dict[str, Any]] = None) -> None:
         self.source = source
         self.data = source.data
-        self.tree = shell.parse(source.data)
+        # the index is built with the tree: its walk also tells whether assignments may be glued
+        self.tree, self.__dict__["node_index"] = shell.parse_indexed(source.data)
         self.root = self.tree.root_node
         self.settings: Dict[str, Any] = dict(settings or {})
 
