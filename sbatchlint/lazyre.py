@@ -28,6 +28,24 @@ if TYPE_CHECKING:
 
 _KEPT = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner")
 
+# ``re``'s flags, as the plain numbers ``re.compile`` reads them: a module that only defines
+# patterns names its flags without importing ``re``
+IGNORECASE = 2
+MULTILINE = 8
+DOTALL = 16
+VERBOSE = 64
+ASCII = 256
+
+# what ``re.escape`` puts a backslash before (the same set since Python 3.7)
+_SPECIAL = {i: "\\" + chr(i) for i in b"()[]{}?*+-|^$\\.&~# \t\n\r\v\f"}
+
+
+def escape(text: Union[str, bytes]) -> Union[str, bytes]:
+    """``re.escape(text)``, without importing ``re``."""
+    if isinstance(text, str):
+        return text.translate(_SPECIAL)
+    return str(text, "latin1").translate(_SPECIAL).encode("latin1")
+
 
 class LazyPattern:
     """``re.compile(pattern, flags)``, done on first use."""

@@ -20,16 +20,16 @@ hook) can use it. The analysis that finds secrets with the shell model lives in
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from .diagnostics import Edit
 from .lazyclass import dataclass
 from .source import Source, Span
-from .lazyre import lazy
+from .lazyre import IGNORECASE, escape, lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    import re
     from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 # -- credential shapes -------------------------------------------------------------------------
@@ -96,8 +96,8 @@ _SHAPE_HINT_BYTES = tuple(sorted({h.encode("ascii") for hints in _SHAPE_HINTS.va
 # first; hints of one length in their own order, so that the pattern is the same in every process
 # (two distinct hints of one length never both match at one place: their order changes nothing).
 _HINTS_LONGEST_FIRST = sorted({h for hints in _SHAPE_HINTS.values() for h in hints}, key=lambda h: (-len(h), h))
-_ANY_HINT = lazy("|".join(re.escape(h) for h in _HINTS_LONGEST_FIRST))
-_ANY_HINT_BYTES = lazy(b"|".join(re.escape(h.encode("ascii")) for h in _HINTS_LONGEST_FIRST))
+_ANY_HINT = lazy("|".join(escape(h) for h in _HINTS_LONGEST_FIRST))
+_ANY_HINT_BYTES = lazy(b"|".join(escape(h.encode("ascii")) for h in _HINTS_LONGEST_FIRST))
 
 # Conventional names: the kind of credential a variable holds, for messages.
 NAMED_KINDS = {
@@ -142,9 +142,12 @@ _TOKENIZER_WORDS = frozenset(
 _KEY_ENDINGS = ("API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "AUTH_KEY", "SECRET_KEY")
 
 
+_NOT_ALPHANUMERIC = lazy(r"[^A-Za-z0-9]+")
+
+
 def normalize_name(name: str) -> str:
     """``--hf-token`` → ``HF_TOKEN``; ``wandb.api_key`` → ``WANDB_API_KEY``."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper()
+    return _NOT_ALPHANUMERIC.sub("_", name).strip("_").upper()
 
 
 # What a secret-looking name contains, lowercased (``TOKEN``, ``…KEY``, ``SECRET``,
@@ -190,13 +193,16 @@ _PLACEHOLDER_WORDS = frozenset(
 _PLACEHOLDER_PARTS = lazy(
     r"your|change_?me|placeholder|redacted|example|dummy|replace_?(?:me|this|with)|insert_|enter_|put_your|"
     r"fill_?in|_here$|-here$|x{4,}|\*{3,}|\.{3}|…|<|>|\{\{|\}\}",
-    re.IGNORECASE,
+    IGNORECASE,
 )
 _KNOWN_PREFIX = lazy(
     r"^(?:hf_|gh[pousr]_|github_pat_|sk-(?:proj-|ant-|svcacct-|admin-)?|gl(?:pat|cbt|dt|rt)-|(?:xoxe\.)?xox[bpase]-)"
 )
 _CREDENTIAL_CHARS = lazy(r"^[A-Za-z0-9_\-.+/=:~@!%^&*]+$")
 _VARIABLE_NAME_VALUE = lazy(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_TEMPLATE_VALUE = lazy(r"%[^%]+%|\[[^\]]*\]|\([^)]*\)")
+_CHARACTER_CLASSES = (lazy("[A-Z]"), lazy("[a-z]"), lazy("[0-9]"))
+_NUMBER = lazy(r"[+-]?\d+(?:\.\d+)?")
 
 
 def is_placeholder(value: str) -> bool:
@@ -211,13 +217,13 @@ def is_placeholder(value: str) -> bool:
     body = _KNOWN_PREFIX.sub("", v)
     if not body or len(set(body.lower())) <= 2:
         return True
-    if re.fullmatch(r"%[^%]+%|\[[^\]]*\]|\([^)]*\)", v):
+    if _TEMPLATE_VALUE.fullmatch(v):
         return True
     return False
 
 
 def _classes(text: str) -> int:
-    return sum(bool(re.search(pattern, text)) for pattern in ("[A-Z]", "[a-z]", "[0-9]"))
+    return sum(bool(pattern.search(text)) for pattern in _CHARACTER_CLASSES)
 
 
 def shape_matches(shape: Shape, match) -> bool:
@@ -278,7 +284,7 @@ def is_credential(value: str, name_kind: Optional[str]) -> bool:
     if shape_of(value) is not None:
         return True
     v = value
-    if v.startswith(("/", "~/", "./", "../")) or re.fullmatch(r"[+-]?\d+(?:\.\d+)?", v) and name_kind != "password":
+    if v.startswith(("/", "~/", "./", "../")) or _NUMBER.fullmatch(v) and name_kind != "password":
         return False
     if name_kind in ("token", "key"):
         return len(v) >= 8 and bool(_CREDENTIAL_CHARS.match(v)) and not _VARIABLE_NAME_VALUE.match(v)

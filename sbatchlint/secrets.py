@@ -20,7 +20,6 @@ Placeholders are not secrets: ``hf_your_token_here``, ``<YOUR_HF_TOKEN>``, ``cha
 """
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from functools import lru_cache
 
@@ -47,7 +46,7 @@ from .redaction import (
 )
 from .shell import quoted_interior
 from .source import Source, Span
-from .lazyre import lazy
+from .lazyre import DOTALL, lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
@@ -113,7 +112,9 @@ class TaskString:
         return None
 
 
-_EXPANSION = lazy(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))$", re.S)
+_EXPANSION = lazy(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))$", DOTALL)
+_VARIABLE_NAME = lazy(r"[A-Za-z_][A-Za-z0-9_]*")
+_UPPER_VARIABLE_NAME = lazy(r"[A-Z_][A-Z0-9_]*")
 
 
 @lru_cache(maxsize=4096)
@@ -228,7 +229,7 @@ def _context(script: "Script", span: Span) -> _Context:
 
 def _replacement(script: "Script", span: Span, env: str) -> Tuple[Tuple[Edit, ...], str]:
     """Edits that put a reference to ``env`` in place of the literal at ``span`` (or none)."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env or ""):
+    if not _VARIABLE_NAME.fullmatch(env or ""):
         return (), ""
     ctx = _context(script, span)
     ref = reference(env)
@@ -297,7 +298,7 @@ def _literal(value: "Value", start: int, end: int) -> Optional[Tuple[str, Span, 
 
 def _env_for(name: str, value: str, own_variable: bool) -> str:
     """The environment variable a reference should name."""
-    if own_variable and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+    if own_variable and _VARIABLE_NAME.fullmatch(name):
         return name
     shape = shape_of(value)
     if shape is not None:
@@ -305,7 +306,7 @@ def _env_for(name: str, value: str, own_variable: bool) -> str:
     normalized = normalize_name(name)
     if normalized in ("TOKEN", "API_KEY", "KEY", "PASSWORD", "SECRET"):
         return ""
-    return normalized if re.fullmatch(r"[A-Z_][A-Z0-9_]*", normalized) else ""
+    return normalized if _UPPER_VARIABLE_NAME.fullmatch(normalized) else ""
 
 
 class _Collector:

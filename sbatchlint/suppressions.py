@@ -7,8 +7,6 @@ recorded, so that unused ones can be reported.
 """
 from __future__ import annotations
 
-import re
-
 from .diagnostics import Diagnostic
 from .lazyclass import dataclass, field
 from .source import Source, Span
@@ -22,6 +20,7 @@ PATTERN = lazy(
     rb"#[ \t]*sbatchlint:[ \t]*(?P<kind>disable-file|disable)[ \t]*=[ \t]*(?P<codes>[A-Za-z0-9_]+(?:[ \t]*,[ \t]*[A-Za-z0-9_]+)*)"
     rb"(?P<rest>[^\r\n]*)"
 )
+_CODE = lazy(rb"[A-Za-z0-9_]+")
 
 
 @dataclass
@@ -62,7 +61,7 @@ def find(source: Source, model=None) -> List[Suppression]:
         standalone = not before.strip(b" \t")
         file_wide = match.group("kind") == b"disable-file"
         codes = []
-        for code_match in re.finditer(rb"[A-Za-z0-9_]+", match.group("codes")):
+        for code_match in _CODE.finditer(match.group("codes")):
             offset = match.start("codes") + code_match.start()
             codes.append(Code(code_match.group().decode("ascii"), Span(offset, offset + len(code_match.group()))))
         found.append(Suppression(line, Span(start, min(match.end(), line_span.end)), codes, file_wide, standalone))

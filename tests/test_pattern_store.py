@@ -197,3 +197,11 @@ def test_the_package_s_patterns_are_the_same_in_every_process():
         seen.add(done.stdout)
     assert len(seen) == 1
     assert sorted(map(repr, PATTERNS)) == eval(seen.pop())
+
+
+def test_escape_and_the_flags_are_re_s():
+    text = "".join(chr(i) for i in range(0x300)) + "hooks.slack.com/services/ sk-ant-"
+    assert lazyre.escape(text) == re.escape(text)
+    assert lazyre.escape(bytes(range(256))) == re.escape(bytes(range(256)))
+    assert (lazyre.IGNORECASE, lazyre.MULTILINE, lazyre.DOTALL, lazyre.VERBOSE, lazyre.ASCII) == \
+        (re.IGNORECASE, re.MULTILINE, re.DOTALL, re.VERBOSE, re.ASCII)

@@ -28,7 +28,6 @@ import bisect
 import fnmatch
 import os
 import posixpath
-import re
 
 from .. import options as option_table
 from ..lazyclass import dataclass, field
@@ -39,7 +38,7 @@ from . import steps as step_model
 from .steps import Command, Step, StepOption
 from .values import Assignment, Piece, Value, Values, Word
 from .values import split_value as split_words
-from ..lazyre import lazy
+from ..lazyre import IGNORECASE, lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,6 +99,7 @@ HOST_FILE_COMMANDS = frozenset(
 STEP_ENVIRONMENT_OPTIONS = ("export", "chdir")
 
 _NAME = lazy(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+_DEFAULTED_NAME = lazy(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)[:\-=?+]")
 
 # Benchmark and monitoring programs that come in their own images (NCCL tests, perftest, OSU
 # micro-benchmarks, nvbandwidth, gpu-burn): a step that runs one needs nothing from the host.
@@ -116,7 +116,7 @@ BENCHMARK_PROGRAMS = frozenset(
 # or a module in such an image is the user's own file, left on the host.
 STOCK_IMAGE = lazy(
     r"(^|[/#])(nvidia/)?(pytorch|nemo|cuda|tensorflow|jax|ubuntu|debian|python|rockylinux|centos)([:/_.\-]|$)",
-    re.IGNORECASE,
+    IGNORECASE,
 )
 
 
@@ -124,7 +124,7 @@ STOCK_IMAGE = lazy(
 # (DOMAIN.md §9): the NGC framework images. A site adds its own with the ``image-workdirs``
 # setting (image pattern -> directory).
 IMAGE_WORKDIRS = (
-    (lazy(r"^(nvcr\.io[/#])?nvidia/(pytorch|nemo|tensorflow|jax|pax|nemo-automodel)([:@]|$)", re.IGNORECASE), "/workspace"),
+    (lazy(r"^(nvcr\.io[/#])?nvidia/(pytorch|nemo|tensorflow|jax|pax|nemo-automodel)([:@]|$)", IGNORECASE), "/workspace"),
 )
 
 
@@ -997,7 +997,7 @@ def variable_of(script: "Script", value: Value) -> Optional[str]:
         match = _NAME.match(text)
         if match:
             return match.group(1)
-        match = re.match(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)[:\-=?+]", text)
+        match = _DEFAULTED_NAME.match(text)
         if match:
             return match.group(1)
     return None
@@ -1226,9 +1226,11 @@ def loop_built_flags(script: "Script", step: Step, option: str) -> Optional[Loop
                 following.extend(_EXPANDED.findall(text.decode("utf-8", "replace")))
                 if flag not in text:
                     continue
-                appends = assignment.kind == "append" or text.startswith((name + "+=").encode()) or re.search(
-                    r"\$\{?" + re.escape(name) + r"(\}|\b|\[)", text.decode("utf-8", "replace")
-                )
+                appends = assignment.kind == "append" or text.startswith((name + "+=").encode())
+                if not appends:
+                    import re  # a pattern of the variable's name: only where the flag is in the value
+
+                    appends = re.search(r"\$\{?" + re.escape(name) + r"(\}|\b|\[)", text.decode("utf-8", "replace"))
                 if not appends:
                     continue
                 loop = next((a for a in ancestors(assignment.node) if a.type in _LOOP_TYPES), None)

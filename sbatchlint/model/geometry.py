@@ -88,8 +88,6 @@ The rules ``task_counts`` draws from them:
 """
 from __future__ import annotations
 
-import re
-
 from .. import options as option_table
 from ..lazyclass import dataclass, field
 from ..source import Span
@@ -120,6 +118,8 @@ GPU_OPTIONS = (option_table.GPUS_PER_NODE, option_table.GRES, option_table.GPUS,
 _COUNT = lazy(r"^\s*(\d+)\s*$")
 _RANGE = lazy(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 _VARIABLE = lazy(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+_PARENTHESISED_TAIL = lazy(r"\(.*\)$")
+_SPACE = lazy(r"\s")
 
 
 @dataclass(frozen=True)
@@ -293,7 +293,7 @@ def gres_gpus(text: Optional[str]) -> Optional[int]:
         last = parts[-1]
         if "$" in last:
             return None
-        count = parse_count(re.sub(r"\(.*\)$", "", last))
+        count = parse_count(_PARENTHESISED_TAIL.sub("", last))
         if count is not None:
             return count
         return 1 if len(parts) == 2 else None  # gpu:a100 → one GPU of that type
@@ -381,7 +381,7 @@ def step_option_text(opt: "StepOption", job: Optional["Geometry"] = None) -> Opt
                     a.text == word.text for a in word.alternatives
                 ) else None
             candidates.append(text[prefix:])
-        if any(re.search(r"\s", c) for c in candidates):
+        if any(_SPACE.search(c) for c in candidates):
             # The alternatives are of a larger string split into several words.
             return _resolve([opt.value], job) if len({a.text for a in word.alternatives}) == 1 else None
     else:

@@ -12,14 +12,12 @@ gives ``--nodes`` the value ``=2``. (Each of these was checked against sbatch 22
 """
 from __future__ import annotations
 
-import re
-
 from bisect import bisect_right
 
 from .. import options as sbatch_options
 from ..lazyclass import dataclass, field
 from ..source import Source, Span
-from ..lazyre import lazy
+from ..lazyre import IGNORECASE, lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -28,7 +26,7 @@ if TYPE_CHECKING:
 MAGIC = b"#SBATCH"
 HET_SEPARATORS = ("hetjob", "packjob")
 _BOM = b"\xef\xbb\xbf"
-_MALFORMED = lazy(rb"^(?P<lead>[ \t]*)#[ \t]*(?P<word>sbatch)(?P<after>.?)", re.IGNORECASE)
+_MALFORMED = lazy(rb"^(?P<lead>[ \t]*)#[ \t]*(?P<word>sbatch)(?P<after>.?)", IGNORECASE)
 
 
 @dataclass

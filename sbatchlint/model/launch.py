@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-import re
 from functools import lru_cache
 from itertools import product
 
@@ -56,7 +55,7 @@ from .steps import inner_command, parsed_task_string, task_tree
 from .swaps import shifted_words, swapped_words
 from .values import Piece, Value, Word, split_value, consistent
 from ..shell import ancestors
-from ..lazyre import lazy
+from ..lazyre import IGNORECASE, lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
@@ -176,8 +175,9 @@ SHORT_PARALLELISM = frozenset({"tp", "pp", "cp", "ep", "etp", "tp_size", "pp_siz
 # Megatron-Bridge entry points: modules, and path patterns (matched case-insensitively against the
 # script path joined to the working directory, and every tail of it).
 BRIDGE_MODULES = ("megatron.bridge", "megatron.bridge.*")
-BRIDGE_DIR = lazy(r"^megatron[-_]?bridge(?:[-_.].*)?$", re.IGNORECASE)
-MEGATRON_LM_DIR = lazy(r"^megatron[-_]?lm$", re.IGNORECASE)
+BRIDGE_DIR = lazy(r"^megatron[-_]?bridge(?:[-_.].*)?$", IGNORECASE)
+MEGATRON_LM_DIR = lazy(r"^megatron[-_]?lm$", IGNORECASE)
+PRETRAIN_SCRIPT = lazy(r"^pretrain_\w+\.py$")
 # Paths that only a Megatron-Bridge checkout has (relative to its root).
 BRIDGE_PATHS = ("scripts/training/*.py", "examples/recipes/*.py", "tutorials/recipes/*.py")
 
@@ -866,7 +866,7 @@ def classify_entry(entry: Optional[EntryPoint], workdir: Optional[str], settings
         return "megatron-bridge"
     if any(fnmatch.fnmatchcase(t, p) for t in lowered for p in BRIDGE_PATHS):
         return "megatron-bridge"
-    if re.match(r"^pretrain_\w+\.py$", basename):
+    if PRETRAIN_SCRIPT.match(basename):
         return "megatron-lm"
     return None
 

@@ -7,7 +7,6 @@ message, a test that checks for one).
 from __future__ import annotations
 
 import posixpath
-import re
 
 from .. import options as option_table
 from .. import shell
@@ -35,6 +34,9 @@ _WORD_PLACEHOLDERS = lazy(
 # Searched in the lowered bytes (ASCII lowering keeps every offset), which is faster than (?i);
 # the word pattern only when one of its literals occurs at all (a substring test is far cheaper).
 _ANGLE_CANDIDATE = lazy(rb"<[a-z_][a-z0-9_./:@ -]*>")
+_UPPER_NAME = lazy(r"[A-Z][A-Z0-9_]+")
+_NAME_PARTS = lazy(r"[_\-/ .:@]+")
+_ANGLE_WORD = lazy(rb"<([A-Za-z_][A-Za-z0-9_./:@-]*)>")
 _WORD_CANDIDATE = lazy(rb"your[_-]|change[_-]?me|(?:replace|fill)[_-]?(?:me|in)|_here|xxxxx")
 _WORD_LITERALS = (b"your", b"change", b"replace", b"fill", b"_here", b"xxxxx")
 
@@ -88,9 +90,9 @@ _QUOTING_PROGRAMS = frozenset(
 
 
 def _angle_is_placeholder(content: str) -> bool:
-    if re.fullmatch(r"[A-Z][A-Z0-9_]+", content):
+    if _UPPER_NAME.fullmatch(content):
         return True
-    parts = [p.lower() for p in re.split(r"[_\-/ .:@]+", content) if p]
+    parts = [p.lower() for p in _NAME_PARTS.split(content) if p]
     return any(p in _PLACEHOLDER_WORDS or "your" in p for p in parts)
 
 
@@ -237,7 +239,7 @@ def shell_placeholders(script) -> Iterator[Tuple[Span, str, object]]:
         kind = node.type
         if kind == "<":
             # ``<NAME>`` unquoted: a redirection from NAME followed by one into the next word.
-            match = re.match(rb"<([A-Za-z_][A-Za-z0-9_./:@-]*)>", data[node.start_byte : node.start_byte + 200])
+            match = _ANGLE_WORD.match(data[node.start_byte : node.start_byte + 200])
             if match is None:
                 continue
             content = match.group(1).decode("utf-8", "replace")

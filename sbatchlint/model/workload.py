@@ -23,14 +23,13 @@ resume from a checkpoint it is told about (``resumes``).
 from __future__ import annotations
 
 import posixpath
-import re
 from enum import Enum
 
 from .launch import DEEPSPEED, SRUN_NATIVE, TORCH_LAUNCH, TORCHRUN, EntryPoint, Launch, classify_entry
 from ..lazyclass import dataclass, field
 from .steps import Command, Step
 from .values import Word
-from ..lazyre import lazy
+from ..lazyre import IGNORECASE, lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,8 +47,8 @@ class Workload(Enum):
 # -- classification of one launch -----------------------------------------------------------------
 NOT_TRAINING_MODULES = frozenset({"pip", "venv", "ensurepip", "site", "json.tool", "http.server", "compileall"})
 GPU_LAUNCHERS = frozenset({TORCHRUN, TORCH_LAUNCH, DEEPSPEED})
-CPU_HINTS = lazy(r"(^|[=\s])(gloo|cpu)($|[\s,])|--no[-_]cuda|--cpu\b", re.IGNORECASE)
-MEGATRON_MODULE = lazy(r"^megatron\.", re.IGNORECASE)
+CPU_HINTS = lazy(r"(^|[=\s])(gloo|cpu)($|[\s,])|--no[-_]cuda|--cpu\b", IGNORECASE)
+MEGATRON_MODULE = lazy(r"^megatron\.", IGNORECASE)
 
 
 def entry_workload(entry: Optional[EntryPoint], workdir: Optional[str], settings: Optional[dict] = None) -> Optional[Workload]:
@@ -96,7 +95,7 @@ def _launch_text(launch: Launch) -> str:
 # Entry points that prepare data on CPUs: tokenising, packing, preprocessing a dataset.
 CPU_TOOL_NAME = lazy(r"preprocess|prepare_\w*data|pack\w*_data|tokeni[sz]e|data_prep")
 # A partition named for CPU nodes.
-CPU_PARTITION = lazy(r"(^|[-_,])cpu($|[-_,\d])", re.IGNORECASE)
+CPU_PARTITION = lazy(r"(^|[-_,])cpu($|[-_,\d])", IGNORECASE)
 
 
 def cpu_tool(script: "Script", launch: Launch) -> bool:
@@ -135,9 +134,14 @@ def uses_gpus(launch: Launch, settings: Optional[dict] = None) -> bool:
 # -- the job's training runs ------------------------------------------------------------------------
 NONE_VALUES = frozenset(("none", "None", "null", "false", "False", "0", "''", '""'))
 TRAINING_NAME = lazy(r"pretrain|finetune|train|sft|peft|lora")
-RESUME = lazy(r"^(--?load(=|$)|checkpoint\.load=|[\w.\-]*resume[\w.\-]*(=|$)|--?[\w\-]*resume)", re.IGNORECASE)
+TRAINING_MODULE = lazy(r"train|finetune|recipe")
+FINE_TUNING_NAME = lazy(r"(^|[_\-])(finetune|finetuning|sft|peft|lora)([_\-.]|$)")
+PEFT_KEY = lazy(r"^[\w.]*peft(_scheme)?$")
+FINE_TUNING_RECIPE = lazy(r"(^|_)(sft|peft|lora|finetune|dora)(_|$)")
+PACKED_OPTION = lazy(r"packed_sequence|pack_sequence|^--?packed")
+RESUME = lazy(r"^(--?load(=|$)|checkpoint\.load=|[\w.\-]*resume[\w.\-]*(=|$)|--?[\w\-]*resume)", IGNORECASE)
 # An explicit checkpoint directory: ``checkpoint.save=DIR`` (Bridge's override), ``--save DIR``.
-SAVE = lazy(r"^(--?save(=|$)|checkpoint\.save=)", re.IGNORECASE)
+SAVE = lazy(r"^(--?save(=|$)|checkpoint\.save=)", IGNORECASE)
 
 
 @dataclass
@@ -177,7 +181,7 @@ class Run:
         if self.framework != "megatron-bridge":
             return False
         if self.module:
-            return bool(re.search(r"train|finetune|recipe", self.module))
+            return bool(TRAINING_MODULE.search(self.module))
         base = posixpath.basename(self.path)
         return base == "run_recipe.py" or bool(TRAINING_NAME.search(base))
 
@@ -218,7 +222,7 @@ class Run:
         """Why the run is a fine-tuning run (SFT, PEFT, packed sequences), or None."""
         words = [w.text for w in self.words]
         base = posixpath.basename(self.path)
-        if re.search(r"(^|[_\-])(finetune|finetuning|sft|peft|lora)([_\-.]|$)", base):
+        if FINE_TUNING_NAME.search(base):
             return f"`{base}`"
         if self.program == "nemo" and "finetune" in words:
             return "`nemo llm finetune`"
@@ -232,15 +236,13 @@ class Run:
                 if value and value not in NONE_VALUES and not value.startswith("-"):
                     return f"`{text}{'' if eq else ' ' + value}`"
                 continue
-            if not name.startswith("-") and eq and re.match(r"^[\w.]*peft(_scheme)?$", name) and value not in NONE_VALUES:
+            if not name.startswith("-") and eq and PEFT_KEY.match(name) and value not in NONE_VALUES:
                 return f"`{text}`"
             if name.startswith("-") and flag == "mode" and value in ("finetune", "sft", "peft"):
                 return f"`{name} {value}`" if not eq else f"`{text}`"
-            if name.startswith("-") and flag in ("recipe", "config_name") and value and re.search(
-                r"(^|_)(sft|peft|lora|finetune|dora)(_|$)", value
-            ):
+            if name.startswith("-") and flag in ("recipe", "config_name") and value and FINE_TUNING_RECIPE.search(value):
                 return f"the recipe `{value}`"
-            if re.search(r"packed_sequence|pack_sequence|^--?packed", name) and value not in NONE_VALUES and value != "-1":
+            if PACKED_OPTION.search(name) and value not in NONE_VALUES and value != "-1":
                 return "packed sequences"
         return None
 
@@ -258,11 +260,11 @@ class Run:
 # In-batch packing (``dataset.enable_in_batch_packing=true``) packs each batch in memory from the
 # dataset as loaded and prepares nothing under ``NEMO_HOME``; an explicit off (``=false``, ``-1``)
 # wins over the other overrides.
-PACKING_KEY = lazy(r"packed|pack_sequences?|seq(uence)?_packing|offline_packing", re.IGNORECASE)
-IN_BATCH_PACKING = lazy(r"in_batch", re.IGNORECASE)
-PACKED_FILE = lazy(r"packed[^/]*\.npy$", re.IGNORECASE)
-PACKING_NAME = lazy(r"(^|[_\-])packed([_\-.]|$)", re.IGNORECASE)
-PREPARE_PACKED = lazy(r"prepare\w*pack", re.IGNORECASE)
+PACKING_KEY = lazy(r"packed|pack_sequences?|seq(uence)?_packing|offline_packing", IGNORECASE)
+IN_BATCH_PACKING = lazy(r"in_batch", IGNORECASE)
+PACKED_FILE = lazy(r"packed[^/]*\.npy$", IGNORECASE)
+PACKING_NAME = lazy(r"(^|[_\-])packed([_\-.]|$)", IGNORECASE)
+PREPARE_PACKED = lazy(r"prepare\w*pack", IGNORECASE)
 # What can put text into a word that its bytes do not hold: an expansion or a substitution
 # (``$…``, backquotes), an escape or a line continuation.
 _BEYOND_ITS_BYTES = lazy(rb"[$`\\]")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from ..cache import probe  # each existence test is part of the script's cache entry
+from ..lazyre import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -55,13 +55,16 @@ def launched_python_files(script, batch_path: str) -> List[str]:
     return found
 
 
+_DOTTED_NAME = lazy(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
+
+
 def entry_path(entry) -> Optional[str]:
     """The file an entry point names: ``train.py`` as written, ``-m pkg.train`` as ``pkg/train.py``."""
     if entry is None or not entry.known:
         return None
     if entry.kind == "script":
         return entry.name if entry.name.endswith(".py") else None
-    if entry.kind == "module" and re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", entry.name):
+    if entry.kind == "module" and _DOTTED_NAME.fullmatch(entry.name):
         return entry.name.replace(".", "/") + ".py"
     return None
 

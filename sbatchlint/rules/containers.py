@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import posixpath
-import re
 
 from .. import options as option_table
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
@@ -93,6 +92,9 @@ def quote_context(script, offset: int) -> str:
 
 SIMPLE = lazy(r"^(?:[\w./:@%+,=-]|\$[A-Za-z_]\w*|\$\{[A-Za-z_]\w*\})+$")
 SAFE_LITERAL = lazy(r"^[\w./:@%+,=-]+$")
+NEMO_IMAGE_NAME = lazy(r"(^|[/#:_.\-])nemo([:_.\-]|$)")
+NODE_LOCAL_DIRECTORY = lazy(r"^/(tmp|dev/shm|var/tmp)(/|$)")
+PRETRAIN_ENTRY = lazy(r"(^|/)pretrain_\w+\.py$")
 
 
 def shell_text(script, value: Value, context: Sequence, inside: str) -> Optional[str]:
@@ -595,7 +597,7 @@ def _nemo_image(container: StepContainer) -> bool:
     image = container.image
     if image is None or image.value is None:
         return False
-    return bool(re.search(r"(^|[/#:_.\-])nemo([:_.\-]|$)", posixpath.basename(image.value.replace("#", "/")).lower())) or (
+    return bool(NEMO_IMAGE_NAME.search(posixpath.basename(image.value.replace("#", "/")).lower())) or (
         "nvidia/nemo" in image.value.replace("#", "/").lower()
     )
 
@@ -901,7 +903,7 @@ class NemoHomeNotShared(Rule):
             else:
                 path = setting.path
                 problem = None
-                if path is not None and path.complete and re.match(r"^/(tmp|dev/shm|var/tmp)(/|$)", path.text):
+                if path is not None and path.complete and NODE_LOCAL_DIRECTORY.match(path.text):
                     problem = f"`NEMO_HOME` is `{path.text}`, a directory local to each node"
             if problem is None:
                 continue
@@ -1817,7 +1819,7 @@ class MlmMissingPythonpath(Rule):
             if script_word is None or not script_word.known:
                 continue
             path = script_word.text
-            if MLM_DIR not in path or not re.search(r"(^|/)pretrain_\w+\.py$", path):
+            if MLM_DIR not in path or not PRETRAIN_ENTRY.search(path):
                 continue
             if _pythonpath_ok(script, analysis, launch) is not False:
                 continue

@@ -6,9 +6,8 @@ its masked form (first 3 characters and ``…``) and the variable's name.
 """
 from __future__ import annotations
 
-import re
-
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
+from ..lazyre import lazy
 from ..registry import register
 from ..redaction import mask
 from ..secrets import (
@@ -269,6 +268,7 @@ class HardcodedSecret(Rule):
 # -- SBL402 ----------------------------------------------------------------------------------------
 
 _LOG_DESTINATIONS = frozenset({"/dev/stdout", "/dev/stderr", "/dev/tty", "&1", "&2", "1", "2"})
+_REDIRECTION_OPERATOR = lazy(r"^\d*[<>&|]+\s*")
 
 
 _UNREAD = object()
@@ -369,7 +369,7 @@ def _prints_to_log(node) -> bool:
             for redirect in parent.children:
                 if redirect.type == "file_redirect":
                     text = redirect.text.decode("utf-8", "replace") if redirect.text else ""
-                    destination = re.sub(r"^\d*[<>&|]+\s*", "", text).strip()
+                    destination = _REDIRECTION_OPERATOR.sub("", text).strip()
                     if ">" in text and destination not in _LOG_DESTINATIONS:
                         return False
                 elif redirect.type in ("heredoc_redirect", "herestring_redirect"):
