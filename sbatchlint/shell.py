@@ -304,8 +304,38 @@ def _no_index() -> "Optional[NodeIndex]":
 _last_index: "Callable[[], Optional[NodeIndex]]" = _no_index  # a weak reference to the newest NodeIndex
 
 
+# The node types the model and the rules ask ``NodeIndex.of_type`` for. Only these are kept when
+# the tree is walked (about a third of its nodes); another type is found by a walk of the tree
+# when asked (the same nodes, in the same order, at a walk's cost): list it here if it is asked
+# for every script.
+INDEXED = frozenset({
+    "variable_assignment", "declaration_command", "for_statement", "command", "unset_command",
+    "command_name", "comment", "heredoc_body", "heredoc_redirect", "file_redirect",
+    "simple_expansion", "expansion", "concatenation", "variable_name",
+    "string", "raw_string", "ansi_c_string", "translated_string", "arithmetic_expansion",
+})
+_INDEX_KINDS: "Optional[Tuple[Dict[str, Tuple[int, ...]], frozenset]]" = None
+
+
+def _index_kinds() -> "Tuple[Dict[str, Tuple[int, ...]], frozenset]":
+    """The kind ids of each ``INDEXED`` type (a type name may stand for several: aliases), and
+    all of them."""
+    global _INDEX_KINDS
+    if _INDEX_KINDS is None:
+        language = parser().language
+        ids: Dict[str, List[int]] = {name: [] for name in INDEXED}
+        for kind in range(language.node_kind_count):
+            group = ids.get(language.node_kind_for_id(kind))
+            if group is not None:
+                group.append(kind)
+        _INDEX_KINDS = ({name: tuple(group) for name, group in ids.items()},
+                        frozenset(kind for group in ids.values() for kind in group))
+    return _INDEX_KINDS
+
+
 class NodeIndex:
-    """Every node of a tree, walked once and grouped by type, each group in ``walk`` order.
+    """The nodes of a tree of the ``INDEXED`` types, walked once and grouped by type, each group
+    in ``walk`` order.
 
     Several parts of the model and several rules look for a few node types over the whole tree;
     one walk serves them all (``Script.nodes_of_type``).
@@ -315,35 +345,32 @@ class NodeIndex:
         global _last_index
         self.root = root
         self._order: Optional[List[Node]] = None  # every node, in walk order (see ``order``)
-        # grouped by kind_id (an int: no string made per node); named once per kind at the end
+        ids, wanted = _index_kinds()
+        # grouped by kind_id (an int: no string made per node); every kept node also in ``kept``,
+        # in walk order, which a question about several kind ids reads
         nodes: Dict[int, List[Node]] = {}
-        positions: Dict[int, List[int]] = {}
+        kept: List[Node] = []
         cursor = root.walk()
-        index = 0
         while True:
             node = cursor.node
             kind = node.kind_id
-            group = nodes.get(kind)
-            if group is None:
-                nodes[kind] = [node]
-                positions[kind] = [index]
-            else:
-                group.append(node)
-                positions[kind].append(index)
-            index += 1
+            if kind in wanted:
+                kept.append(node)
+                group = nodes.get(kind)
+                if group is None:
+                    nodes[kind] = [node]
+                else:
+                    group.append(node)
             if cursor.goto_first_child():
                 continue
             while not cursor.goto_next_sibling():
                 if not cursor.goto_parent():  # a cursor never leaves the node it started at
                     self._nodes = nodes
-                    self._positions = positions
+                    self._kept = kept
+                    self._ids = ids
                     self._merged: Dict[Tuple[str, ...], Sequence[Node]] = {}
                     self._hidden: "Optional[List[HiddenExpansion]]" = None  # hidden_expansions
                     self._cut: Optional[bool] = None  # may_cut_words
-                    # a type name may stand for several kind ids (aliases): all of them
-                    self._kinds: Dict[str, List[int]] = {}
-                    for kind, group in nodes.items():
-                        self._kinds.setdefault(group[0].type, []).append(kind)
                     # ``walk`` of this tree (other modules still walk it) reads ``order``; weakly,
                     # so a finished script's tree is not kept alive
                     _last_index = weakref.ref(self)
@@ -361,23 +388,22 @@ class NodeIndex:
         """The nodes of these types, in walk (source) order. Shared: do not modify."""
         merged = self._merged.get(kinds)
         if merged is None:
-            ids = [i for kind in dict.fromkeys(kinds) for i in self._kinds.get(kind, ())]
-            if not ids:
-                merged = ()
-            elif len(ids) == 1:
-                merged = self._nodes[ids[0]]
-            else:
-                pairs: List[Tuple[int, Node]] = []
-                for i in ids:
-                    pairs.extend(zip(self._positions[i], self._nodes[i]))
-                pairs.sort(key=_first)
-                merged = [node for _position, node in pairs]
+            known = self._ids
+            if all(kind in known for kind in kinds):
+                nodes = self._nodes
+                ids = [i for kind in dict.fromkeys(kinds) for i in known[kind] if i in nodes]
+                if not ids:
+                    merged = ()
+                elif len(ids) == 1:
+                    merged = nodes[ids[0]]
+                else:  # several groups: the kept nodes of their ids, in walk order
+                    chosen = frozenset(ids)
+                    merged = [node for node in self._kept if node.kind_id in chosen]
+            else:  # a type the walk did not keep
+                names = frozenset(kinds)
+                merged = [node for node in _walk(self.root) if node.type in names]
             self._merged[kinds] = merged
         return merged
-
-
-def _first(pair: Tuple[int, Node]) -> int:
-    return pair[0]
 
 
 def error_regions(tree: Tree, data: bytes, index: Optional[NodeIndex] = None) -> List[Span]:

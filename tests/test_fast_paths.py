@@ -133,6 +133,36 @@ def test_a_glued_line_is_cut_in_the_scripts_own_tree():
     assert [c.type for c in kept.root.children] == ["command"]
 
 
+INDEX_SHAPES = [
+    'A=1 B="x $Y ${Z:-w}" C=(1 2) D[3]=4\nexport E=$A/b_$C.d F+=1\nunset A\nfor i in 1 2; do echo "$i"; done\n',
+    'cat <<EOF | while read -r x; do srun echo "$x" ${x}; done\nbody $HOME ${USER}\nEOF\n# a comment\n',
+    "echo 'raw' $'ansi' $\"tr\" $((1 + N)) `date` $(ls $D) > out.log 2>&1\ncat <<'Q' >> f\nlit $x\nQ\n",
+    'f() { local v=1; declare -a arr=(x y); }\nif [[ $A == b ]]; then X=${A#*/}; elif true; then :; fi\n',
+    'srun --export=ALL,A=$B python -c "print(1)" $@ "$@" ${ARR[@]} x$((2))y\ncase $1 in a) B=1;; esac\n',
+    'echo $A/b_$C.d "unterminated\n',
+]
+
+
+@pytest.mark.parametrize("text", INDEX_SHAPES)
+def test_the_node_index_answers_every_type_as_a_filter_of_the_whole_walk(text):
+    """The index keeps only the ``INDEXED`` types; any question, of kept types, of other types
+    (walked when asked), of several types and of types with several kind ids, gets the nodes a
+    filter of the whole walk gives, in walk order."""
+    from sbatchlint.shell import INDEXED, NodeIndex, _walk, parse
+
+    root = parse(text.encode()).root_node
+    index = NodeIndex(root)
+    every = list(_walk(root))
+    asked = [(kind,) for kind in sorted({node.type for node in every} | INDEXED)]
+    asked += [("variable_assignment", "declaration_command", "for_statement", "command", "unset_command"),
+              ("simple_expansion", "expansion"), ("comment", "heredoc_body"), ("word", "command"),
+              ("string", "raw_string", "ansi_c_string", "translated_string", "arithmetic_expansion"),
+              ("expansion", "simple_expansion", "expansion")]
+    for kinds in asked:
+        assert [n.id for n in index.of_type(*kinds)] == [n.id for n in every if n.type in kinds], kinds
+    assert [n.id for n in index.order] == [n.id for n in every]
+
+
 # -- a launch on CPU: the hint pattern searched only when its words can be there -----------------
 @pytest.mark.parametrize(
     "args, gpus",
