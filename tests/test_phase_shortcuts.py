@@ -284,3 +284,26 @@ def test_a_plain_word_is_the_word_the_classes_make():
                                                                            made.pieces[0].exact)
         assert word.span == Span(word.node.start_byte, word.node.end_byte)
         assert word.value.offsets == made.value.offsets
+
+
+def test_a_command_from_the_tree_evaluates_its_argv_once_when_first_asked():
+    """``Command.argv`` of a batch command is computed on first read and then held by the
+    instance; the other fields never evaluate it, and a name the class lacks is an
+    ``AttributeError`` as for any object (no ``__getattr__``: every read of a command would go
+    through it)."""
+    from sbatchlint.model.script import Script
+    from sbatchlint.model.steps import Command
+
+    script = Script(Source(b'#!/bin/bash\nX="a b"\nsrun echo $X c\n', "job.sh"))
+    command = script.commands[-1]
+    assert "argv" not in command.__dict__
+    assert (command.node.type, command.env, command.in_string, command.program) == ("command", [], False, "srun")
+    assert "argv" not in command.__dict__  # (the program came from the plain first word)
+    argv = command.argv
+    assert [w.text for w in argv] == ["srun", "echo", "a", "b", "c"]
+    assert command.argv is argv and command.__dict__["argv"] is argv
+    given = Command(command.node, argv)
+    assert given.argv is argv
+    with pytest.raises(AttributeError, match="'Command' object has no attribute 'nothing'"):
+        command.nothing  # noqa: B018
+    assert "__getattr__" not in vars(Command)

@@ -129,12 +129,12 @@ class Command:
         self.in_string = in_string
         self.step = step
 
-    def __getattr__(self, name: str):
-        # only for what __init__ did not set: the argv of a command built from the tree
-        if name == "argv" and "_arguments" in self.__dict__:
-            argv = self.__dict__["argv"] = self._values.command_words(self._arguments)
-            return argv
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    @cached_property
+    def argv(self) -> List[Word]:  # type: ignore[no-redef]
+        """(Asked only of a command built from the tree: any other gets its argv in ``__init__``,
+        which the instance's own attribute then holds.) A class with a ``__getattr__`` would
+        have every attribute read go through it, unspecialised: commands are read by every rule."""
+        return self._values.command_words(self._arguments)
 
     def __repr__(self) -> str:
         return f"Command(node={self.node!r}, argv={self.argv!r}, env={self.env!r}, in_string={self.in_string!r})"
