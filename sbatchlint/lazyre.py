@@ -180,6 +180,7 @@ def save(path: "Optional[str]" = None) -> bool:
     import os
 
     temporary = f"{path}.{os.getpid()}.tmp"
+    written = False
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         merged = dict(_read(path))  # another process may have added its own since this one read it
@@ -189,11 +190,14 @@ def save(path: "Optional[str]" = None) -> bool:
         with open(temporary, "wb") as handle:
             handle.write(marshal.dumps((_key(), merged)))
         os.replace(temporary, path)
+        written = True
     except (OSError, ValueError):  # ValueError: a value marshal cannot write (then nothing is)
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
         return False
+    finally:
+        if not written:  # also when interrupted (Ctrl-C): no temporary file is left behind
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
     _ADDED = False
     return True

@@ -205,3 +205,18 @@ def test_escape_and_the_flags_are_re_s():
     assert lazyre.escape(bytes(range(256))) == re.escape(bytes(range(256)))
     assert (lazyre.IGNORECASE, lazyre.MULTILINE, lazyre.DOTALL, lazyre.VERBOSE, lazyre.ASCII) == \
         (re.IGNORECASE, re.MULTILINE, re.DOTALL, re.VERBOSE, re.ASCII)
+
+
+def test_an_interrupted_write_leaves_no_temporary_file(empty_store, monkeypatch):
+    import marshal
+
+    compile_pattern(r"i+j", 0)
+
+    def interrupted(_value):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(marshal, "dumps", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        lazyre.save()
+    folder = os.path.dirname(empty_store)
+    assert os.listdir(folder) == []
