@@ -82,3 +82,32 @@ def test_a_torchrun_option_name_kept_per_name_is_what_the_table_gives():
             matches = [n for n in launch.TORCHRUN_OPTIONS if n.startswith(normal)]
             table = normal if normal in launch.TORCHRUN_OPTIONS else matches[0] if len(matches) == 1 else None
             assert launch._elastic_name(name) == table, name
+
+
+# -- swaps: where the step's string's pieces stand is worked out once per string ------------------
+def test_regions_with_the_places_kept_are_the_regions_found_alone():
+    """``changed_regions`` given ``piece_places(own)`` (kept per string for all its alternatives)
+    answers what it answers working the places out itself: rewritten stretches, insertions,
+    deletions, pieces out of order and a piece object that stands twice."""
+    from sbatchlint.model.swaps import changed_regions, piece_places
+    from sbatchlint.model.values import Piece
+
+    own = tuple(Piece(t, None) for t in "abcdefg")
+    new = [Piece("X", None), Piece("Y", None)]
+    shapes = [
+        own,
+        own[:2] + (new[0],) + own[3:],
+        (new[0],) + own[1:5] + (new[1],) + own[6:],
+        own[:3] + tuple(new) + own[5:],
+        own[:3] + own[4:],
+        own[:3] + (new[0],) + own[3:],
+        own[:2] + (own[4], own[3], own[2]) + own[5:],
+        own[:-1],
+        own + (new[0],),
+    ]
+    twice = own[:3] + (own[1],) + own[4:]
+    for pieces in shapes:
+        assert changed_regions(own, pieces, piece_places(own)) == changed_regions(own, pieces), pieces
+        assert changed_regions(twice, pieces, piece_places(twice)) == changed_regions(twice, pieces)
+    assert changed_regions(own, shapes[1]) == [(2, 3, 2, 3)]
+    assert changed_regions(twice, shapes[1]) is None

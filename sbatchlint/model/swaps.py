@@ -115,13 +115,13 @@ _IDENTIFIER = lazy(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _READ_BY_VALUES = frozenset({"read", "mapfile", "readarray", "set"})
 
 
-def changed_regions(own: "Sequence", pieces: "Sequence") -> "Optional[List[Tuple[int, int, int, int]]]":
+def changed_regions(own: "Sequence", pieces: "Sequence", where: "Optional[Dict[int, int]]" = None) -> "Optional[List[Tuple[int, int, int, int]]]":
     """The stretches where ``pieces`` (an alternative's) differ from ``own`` (the step's string's):
     ``(i, k, j, l)`` for ``own[i:k]`` written as ``pieces[j:l]``, both non-empty, every piece
-    outside them the same object in both, in the same order; None when the two do not line up so."""
+    outside them the same object in both, in the same order; None when the two do not line up so.
+    ``where``: ``piece_places(own)``, when the caller keeps it (else made here if needed)."""
     count, total = len(own), len(pieces)
     regions: List[Tuple[int, int, int, int]] = []
-    where: Optional[Dict[int, int]] = None
     i = j = 0
     while True:
         # the stretch both hold (compared without a Python step per piece)
@@ -134,9 +134,9 @@ def changed_regions(own: "Sequence", pieces: "Sequence") -> "Optional[List[Tuple
         i += step
         j += step
         if where is None:
-            where = dict(zip(map(id, own), counter()))
-            if len(where) != count:
-                return None  # a piece twice: no single way to line them up
+            where = piece_places(own)
+        if len(where) != count:
+            return None  # a piece twice: no single way to line them up
         l = j
         k = count
         while l < total:
@@ -151,6 +151,12 @@ def changed_regions(own: "Sequence", pieces: "Sequence") -> "Optional[List[Tuple
             return None  # an insertion or a deletion
         regions.append((i, k, j, l))
         i, j = k, l
+
+
+def piece_places(own: "Sequence") -> "Dict[int, int]":
+    """Where each piece object of ``own`` stands in it, by id (fewer entries than pieces when
+    one object stands twice)."""
+    return dict(zip(map(id, own), counter()))
 
 
 def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Optional[Tuple[List[Tuple], List[Tuple[int, int]]]]":
@@ -183,7 +189,15 @@ def _shifted_words(root, inner, string: "Value", alternative: "Value") -> "Optio
     piece at or inside it, and reads as one argument word whose parts are one node each
     (``_reads_as_parts``): each part evaluates to one piece at its own bytes, which map onto the
     alternative's pieces there."""
-    regions = changed_regions(string.pieces, alternative.pieces)
+    # (the step's string is compared with each of its alternatives: where its pieces stand is
+    # worked out once per string, kept with the memo of ``shifted_words``)
+    places = inner.__dict__.get("_piece_places")
+    if places is None:
+        places = inner.__dict__["_piece_places"] = {}
+    found = places.get(id(string))
+    if found is None or found[0] is not string:
+        found = places[id(string)] = (string, piece_places(string.pieces))  # (kept alive with it)
+    regions = changed_regions(string.pieces, alternative.pieces, found[1])
     if not regions:
         return None
     if "IFS" in inner.assignments:
