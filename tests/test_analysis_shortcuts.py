@@ -111,3 +111,30 @@ def test_regions_with_the_places_kept_are_the_regions_found_alone():
         assert changed_regions(twice, pieces, piece_places(twice)) == changed_regions(twice, pieces)
     assert changed_regions(own, shapes[1]) == [(2, 3, 2, 3)]
     assert changed_regions(twice, shapes[1]) is None
+
+
+def test_an_alternatives_layout_made_along_the_strings_is_the_one_it_computes():
+    """``layout_along`` makes an alternative's layout from its string's outside the changed
+    regions: the same bytes and offsets as the alternative renders itself, unknown pieces
+    (``${NAME}``) and text of other lengths and encodings included."""
+    from sbatchlint.model.swaps import changed_regions, layout_along
+    from sbatchlint.model.values import Piece, Value
+
+    own = (Piece("python t.py --save ", None), Piece("", None, known=False, name="W"), Piece("/ckpt --tp ", None),
+           Piece("2", None), Piece(" --name é", None), Piece("", None, known=False, name="N"))
+    rewrites = [
+        {1: [Piece("/workspace", None)]},
+        {1: [Piece("", None, known=False, name="WORK")], 3: [Piece("16", None)]},
+        {0: [Piece("torchrun ", None)], 5: [Piece("ünï", None), Piece("x", None)]},
+        {3: [Piece("", None, known=False, name="TP")]},
+    ]
+    for rewrite in rewrites:
+        string = Value(own)
+        pieces = []
+        for index, piece in enumerate(own):
+            pieces.extend(rewrite.get(index, [piece]))
+        alternative = Value(tuple(pieces))
+        regions = changed_regions(string.pieces, alternative.pieces)
+        assert regions
+        assert layout_along(string, alternative, regions) == Value(tuple(pieces))._compute_layout()
+        assert alternative.text == "".join(p.render() for p in pieces)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from functools import lru_cache
-from itertools import compress, count as counter, islice
+from itertools import accumulate, compress, count as counter, islice
 from operator import is_not
 
 from ..lazyre import lazy
@@ -203,7 +203,7 @@ def _shifted_words(root, inner, string: "Value", alternative: "Value") -> "Optio
     if "IFS" in inner.assignments:
         return None
     starts, ends, _raws = string._layout
-    a_starts, a_ends, a_raws = alternative._layout
+    a_starts, a_ends, a_raws = layout_along(string, alternative, regions)
     data = string.text.encode("utf-8")
     words: Dict[int, list] = {}  # word start → [node, shift before it, change inside it, command]
     commands: Dict[Tuple[int, int], bool] = {}  # per command: whether the values read its words
@@ -289,6 +289,28 @@ def _shifted_words(root, inner, string: "Value", alternative: "Value") -> "Optio
             return None
         out.append((node, start, end, False, command))
     return out, stretches
+
+
+def layout_along(string: "Value", alternative: "Value", regions: "List[Tuple[int, int, int, int]]") -> "Tuple[List[int], List[int], List[bytes]]":
+    """``alternative._layout`` (each piece's bytes, where they start and end), made from the
+    layout of ``string`` when the alternative has none yet: outside the ``regions`` of
+    ``changed_regions`` its pieces are the string's own piece objects, in the same order, whose
+    bytes are the string's bytes for them; only the pieces of the regions are rendered. An
+    alternative of a long string differs from it in a few pieces, and rendering each of its
+    hundreds of pieces was most of comparing them."""
+    if alternative._layout_cache is None:
+        own = string._layout[2]
+        pieces = alternative.pieces
+        raws: List[bytes] = []
+        i = 0
+        for start, end, first, last in regions:
+            raws += own[i:start]
+            raws += [(p.text if p.known else p.render()).encode("utf-8") for p in pieces[first:last]]
+            i = end
+        raws += own[i:]
+        ends = list(accumulate(map(len, raws)))
+        alternative._layout_cache = ([0] + ends[:-1] if ends else [], ends, raws)
+    return alternative._layout
 
 
 _BLANKS = frozenset(b" \t")
