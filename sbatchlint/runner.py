@@ -192,11 +192,28 @@ def stored_result(job: Job) -> Optional[FileResult]:
     return _stored(job, source, cache.key(source.data, job.path, job.display, job.options))
 
 
-def _lint_source(job: Job, source: Source) -> FileResult:
-    from .files import NotWritten, write_fixed
-    from .redaction import text_scan
-    from .secrets import found_in
+_LINTING: "Optional[tuple]" = None
 
+
+def _linting() -> tuple:
+    """``files.NotWritten``, ``files.write_fixed``, ``redaction.text_scan``, ``redaction.values``,
+    ``secrets.found_in`` and ``python.entry.launched_python_files``: what linting a file uses
+    besides the model, imported when the first file is linted (a run whose results all come from
+    the cache needs none of it), then kept: import statements run for every file cost more than
+    the scan of a small one."""
+    global _LINTING
+    if _LINTING is None:
+        from .files import NotWritten, write_fixed
+        from .python.entry import launched_python_files
+        from .redaction import text_scan, values
+        from .secrets import found_in
+
+        _LINTING = (NotWritten, write_fixed, text_scan, values, found_in, launched_python_files)
+    return _LINTING
+
+
+def _lint_source(job: Job, source: Source) -> FileResult:
+    NotWritten, write_fixed, text_scan, _values, found_in, launched_python_files = _linting()
     result = FileResult(job.display, source)
     failures: List[RuleFailure] = []
     problems: List[Tuple[str, str]] = []  # (kind, message), reported in this order
@@ -247,8 +264,6 @@ def _lint_source(job: Job, source: Source) -> FileResult:
         if job.add_noqa and result.diagnostics and job.path != "-" and not failures:
             model, source = _add_noqa(job, result, model, source, problems)
         if not is_python(source) and job.path != "-":
-            from .python.entry import launched_python_files
-
             result.launched = launched_python_files(model, job.path)
     except RecursionError:
         problems.append(("internal", f"{job.display}: too deeply nested to analyse"))
@@ -326,9 +341,7 @@ def _is_job(model) -> bool:
 
 def _hide(result: FileResult, source: Source, found) -> None:
     """Make ``found`` (the secrets of ``source``) what the outputs about ``result`` hide."""
-    from .redaction import values
-
-    result.secrets = values(source, found)
+    result.secrets = _linting()[3](source, found)
     result.secret_spans = [secret.span for secret in found]
 
 

@@ -20,10 +20,12 @@ Placeholders are not secrets: ``hf_your_token_here``, ``<YOUR_HF_TOKEN>``, ``cha
 """
 from __future__ import annotations
 
+import posixpath
 from bisect import bisect_left
 from functools import lru_cache
 
 from . import options as option_table
+from . import shell
 
 from .diagnostics import Edit
 from .lazyclass import dataclass
@@ -47,13 +49,16 @@ from .redaction import (
 from .shell import quoted_interior
 from .source import Source, Span
 from .lazyre import DOTALL, lazy
+# (the scan reads the model of every script: imported with it rather than at each call, where an
+# import statement costs more than many a small scan)
+from .model.steps import SHELLS, parse_task_string, remap, task_string_values
+from .model.values import Piece, Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Dict, List, Optional, Set, Tuple
     from .model.script import Script
     from .model.steps import Command
-    from .model.values import Value
 
 
 # -- scanning with the model ---------------------------------------------------------------------
@@ -75,8 +80,6 @@ class TaskString:
     _tree: object = None
 
     def node_at(self, index: int):
-        from . import shell
-
         if self._tree is None:
             self._tree = shell.parse(self.text)
         return self._tree.root_node.descendant_for_byte_range(index, index)  # type: ignore[attr-defined]
@@ -136,9 +139,6 @@ def task_strings(script: "Script") -> List[TaskString]:
 
 
 def build_task_strings(script: "Script") -> List[TaskString]:
-    from .model.steps import SHELLS, parse_task_string
-    import posixpath
-
     out: List[TaskString] = []
     step_commands = {id(step.command) for step in script.steps}
     for step in script.steps:
@@ -812,8 +812,6 @@ def _scan_items(collector: _Collector, value: "Value", rest: str, offset: int, o
 
 
 def _scan_assignments(collector: _Collector, script: "Script", values) -> None:
-    from . import shell
-
     for name, assignments in values.assignments.items():
         if not is_secret_name(name):
             continue
@@ -867,8 +865,6 @@ def _scan_fallbacks(collector: _Collector, script: "Script") -> None:
 
 def _scan_task_assignments(collector: _Collector, task: TaskString) -> None:
     """``bash -c "export HF_TOKEN=…; …"``: assignments made by the task's shell."""
-    from .model.steps import remap, task_string_values
-
     inner = task_string_values(collector.script.values, task.text)  # shared with the steps' parse
     for name, assignments in inner.assignments.items():
         if not is_secret_name(name):
@@ -1003,8 +999,6 @@ class _HintLocator:
 
 
 def _scan_directives(collector: _Collector, script: "Script") -> None:
-    from .model.values import Piece, Value
-
     for directive in script.header.directives:
         if directive.name not in _EXPORT_OPTIONS or directive.value_span is None or directive.value is None:
             continue

@@ -92,6 +92,7 @@ from .. import options as option_table
 from ..lazyclass import dataclass, field
 from ..source import Span
 from ..lazyre import lazy
+from .slurm import target_version  # (read for most steps: an import statement per call cost more)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
@@ -697,8 +698,6 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
 def _inherited_cpus(script, job: "Geometry") -> Optional[Quantity]:
     """The header's ``--cpus-per-task`` for a step without ``-c``, when the target release's steps
     inherit it (``slurm-version``; Slurm 23.11 restored what 22.05 had dropped)."""
-    from .slurm import target_version
-
     if job.job_cpus_per_task.value is None:
         return None
     spec = option_table.SBATCH[option_table.CPUS_PER_TASK]

@@ -19,18 +19,30 @@ from ..lazyre import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+    from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 ROOT_MARKERS = (".git", "pyproject.toml")
+
+
+_MODULES: "Dict[str, object]" = {}
+
+
+def _module(name: str):
+    """The package's module ``name`` (``options``, ``model.launch``), imported when first asked
+    (a run that reuses a cached result needs neither), then kept: an import statement run at
+    every call costs more than the lookup."""
+    module = _MODULES.get(name)
+    if module is None:
+        module = _MODULES[name] = __import__(name, globals(), None, ("_",), 2)
+    return module
 
 
 def launched_python_files(script, batch_path: str) -> List[str]:
     """The ``.py`` files the steps of ``script`` (read from ``batch_path``) launch, each once, as paths
     relative to the current directory when ``batch_path`` is relative, else absolute."""
-    from ..model.launch import launches
-
     if batch_path == "-":
         return []
+    launches = _module("model.launch").launches
     base = os.path.dirname(os.path.abspath(batch_path))
     root = repository_root(base)
     found: List[str] = []
@@ -83,9 +95,7 @@ def repository_root(directory: str) -> Optional[str]:
 
 def mounts(step) -> List[Tuple[str, str]]:
     """(host source, container destination) of the step's ``--container-mounts`` (known values only)."""
-    from .. import options as option_table  # here: a run that reuses a cached result needs no option table
-
-    option = step.option(option_table.CONTAINER_MOUNTS)
+    option = step.option(_module("options").CONTAINER_MOUNTS)
     if option is None or not option.value or not option.value_known or "${" in option.value:
         return []
     pairs = []

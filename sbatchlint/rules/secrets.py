@@ -6,6 +6,7 @@ its masked form (first 3 characters and ``…``) and the variable's name.
 """
 from __future__ import annotations
 
+from .. import shell  # (loaded with the secrets analysis; asked for at every check)
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..lazyre import lazy
 from ..registry import register
@@ -756,8 +757,6 @@ class XtraceWithSecrets(Rule):
     ))
 
     def check(self, script) -> Iterator[Diagnostic]:
-        from .. import shell
-
         source = script.source
         # Batch shell: tracing events in source order.
         events: List[Tuple[int, bool, str]] = []
