@@ -307,3 +307,24 @@ def test_a_command_from_the_tree_evaluates_its_argv_once_when_first_asked():
     with pytest.raises(AttributeError, match="'Command' object has no attribute 'nothing'"):
         command.nothing  # noqa: B018
     assert "__getattr__" not in vars(Command)
+
+
+def test_a_cut_piece_is_the_piece_the_class_makes():
+    """``Piece._with`` fills every field as the class call it stands for does, whatever the
+    original's fields and whether its ``exact`` was computed already."""
+    from sbatchlint.model.values import Piece
+
+    originals = [
+        Piece("ab", Span(1, 3), '"'),
+        Piece("é", Span(4, 6), "", True, "X", False, (Span(9, 11),), True, False, ((3, 1),)),
+        Piece("", Span(7, 9), "'", False, "Y", True, (), False, True),
+        Piece("c", None),
+    ]
+    for original in originals:
+        original.exact  # (computed on some, not on the cut)
+        for text, span, escaped in (("a", Span(1, 2), False), ("", None, True)):
+            cut = original._with(text, span, escaped)
+            made = Piece(text, span, original.quote, original.known, original.name, escaped, original.via,
+                         original.split, original.task, original.loop)
+            assert cut._fields() == made._fields() and cut.exact == made.exact
+            assert [getattr(cut, name) for name in Piece.__slots__] == [getattr(made, name) for name in Piece.__slots__]

@@ -163,8 +163,22 @@ class Piece:
         return (Piece, self._fields())
 
     def _with(self, text: str, span: Optional[Span], escaped: bool) -> "Piece":
-        """A copy with other text, span and escape flag."""
-        return Piece(text, span, self.quote, self.known, self.name, escaped, self.via, self.split, self.task, self.loop)
+        """A copy with other text, span and escape flag: ``Piece(text, span, self.quote,
+        self.known, self.name, escaped, self.via, self.split, self.task, self.loop)``, made
+        without the class call (the cut pieces of split words and task-string words)."""
+        made = _new(Piece)
+        made.text = text
+        made.span = span
+        made.quote = self.quote
+        made.known = self.known
+        made.name = self.name
+        made.escaped = escaped
+        made.via = self.via
+        made.split = self.split
+        made.task = self.task
+        made.loop = self.loop
+        made._exact = None
+        return made
 
     @property
     def exact(self) -> bool:
@@ -275,7 +289,8 @@ class Value:
     def slice_pieces(self, start: int, end: int) -> List[Piece]:
         """``slice(start, end).pieces``, as a new list."""
         out: List[Piece] = []
-        starts, ends, raws = self._layout
+        layout = self._layout_cache  # (the ``_layout`` property, without its call once computed)
+        starts, ends, raws = layout if layout is not None else self._layout
         pieces = self.pieces
         count = len(pieces)
         index = bisect.bisect_left(ends, start)
@@ -311,7 +326,8 @@ class Value:
         none has one), without building the slice."""
         low: Optional[int] = None
         high = 0
-        starts, ends, _raws = self._layout
+        layout = self._layout_cache
+        starts, ends, _raws = layout if layout is not None else self._layout
         pieces = self.pieces
         count = len(pieces)
         index = bisect.bisect_left(ends, start)
