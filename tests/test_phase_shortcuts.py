@@ -328,3 +328,30 @@ def test_a_cut_piece_is_the_piece_the_class_makes():
                          original.split, original.task, original.loop)
             assert cut._fields() == made._fields() and cut.exact == made.exact
             assert [getattr(cut, name) for name in Piece.__slots__] == [getattr(made, name) for name in Piece.__slots__]
+
+
+def test_the_objects_made_without_class_calls_are_those_the_classes_make():
+    """``values._value``, ``_span``, ``_literal``, ``_unknown_value`` and ``_word`` fill every slot
+    as the class calls they stand for do (the caches still to compute included)."""
+    from sbatchlint.model import values as model_values
+    from sbatchlint.model.values import Piece, Value, Word
+
+    def slots(made):
+        return [(name, getattr(made, name)) for name in type(made).__slots__]
+
+    pieces = (Piece("a", Span(0, 1), '"'), Piece("", Span(2, 4), "", False, "X"))
+    assert slots(model_values._value(pieces)) == slots(Value(pieces))
+    assert slots(model_values._value(())) == slots(Value(()))
+    assert slots(model_values._span(3, 7)) == slots(Span(3, 7))
+    for escaped in (False, True):
+        assert slots(model_values._literal("b", Span(1, 2), "<<", escaped)) == slots(
+            Piece("b", Span(1, 2), "<<", escaped=escaped))
+    for span, quote, name in ((Span(5, 9), '"', "HOME"), (None, "", None)):
+        made = model_values._unknown_value(span, quote, name)
+        expected = Value((Piece("", span, quote, known=False, name=name),))
+        assert made == expected and made.known is expected.known is False and made.text == expected.text
+        assert slots(made.pieces[0]) == slots(expected.pieces[0])
+    value = Value(pieces)
+    for alternatives, ifs in ((None, " \t\n"), ([value, value], ",")):
+        assert slots(model_values._word(value, None, Span(0, 4), alternatives, ifs)) == slots(
+            Word(value, None, Span(0, 4), alternatives, ifs))

@@ -18,7 +18,7 @@ from .. import shell
 from ..lazyclass import dataclass, field
 from ..shell import ancestors, node_span
 from ..source import Span
-from .values import Piece, Value, Values, Word, cached_property
+from .values import DEFAULT_IFS, Piece, Value, Values, Word, _value, _word, cached_property
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -773,7 +773,7 @@ def _remap_word(word: Word, string: Value, cuts: Dict[tuple, tuple]) -> Word:
     value = remap(word.value, string)
     span = _outer_span(string, word.span) or Span(0, 0)
     alternatives = [remap(a, string) for a in word.alternatives] if word.alternatives else None
-    return Word(value, None, span, alternatives)
+    return _word(value, None, span, alternatives, DEFAULT_IFS)
 
 
 def _remap_literal(span: Span, string: Value, cuts: Dict[tuple, tuple]) -> Word:
@@ -812,7 +812,7 @@ def _remap_literal(span: Span, string: Value, cuts: Dict[tuple, tuple]) -> Word:
                 if p.span.end > high:
                     high = p.span.end
         found = cuts[key] = (covered, outer, Span(0, 0) if low is None else Span(low, high))
-    return Word(Value(found[1]), None, found[2], None)
+    return _word(_value(found[1]), None, found[2], None, DEFAULT_IFS)
 
 
 def remap(value: Value, string: Value) -> Value:
@@ -837,4 +837,4 @@ def remap(value: Value, string: Value) -> Value:
         spans = [p.span for p in outer if p.span is not None]
         span = Span(min(s.start for s in spans), max(s.end for s in spans)) if spans else None
         out.append(Piece("", span, piece.quote, False, piece.name, False, piece.via, piece.split, task=True))
-    return Value(tuple(out))
+    return _value(tuple(out))

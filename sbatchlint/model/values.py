@@ -284,7 +284,7 @@ class Value:
 
     def slice(self, start: int, end: int) -> "Value":
         """The pieces that make up bytes [start, end) of ``text.encode()``; exact pieces are cut."""
-        return Value(tuple(self.slice_pieces(start, end)))
+        return _value(tuple(self.slice_pieces(start, end)))
 
     def slice_pieces(self, start: int, end: int) -> List[Piece]:
         """``slice(start, end).pieces``, as a new list."""
@@ -763,12 +763,12 @@ class Values:
         alternatives: List[Value] = []
         for assignment in reversed(chosen):
             if assignment is None:
-                alternatives.append(Value((Piece("", None, known=False, name=name),)))
+                alternatives.append(_unknown_value(None, "", name))
                 continue
             alternatives.extend(self._assignment_values(assignment, depth))
             if len(alternatives) > MAX_ALTERNATIVES:
                 # past the cap the oldest values are not followed: one unknown stands for them
-                dropped = Value((Piece("", None, known=False, name=name),))
+                dropped = _unknown_value(None, "", name)
                 alternatives = [dropped] + alternatives[-(MAX_ALTERNATIVES - 1) :]
         return alternatives
 
@@ -894,7 +894,7 @@ class Values:
                 values = self._for_values(assignment.node, depth)
             else:
                 values = self._read_values(assignment, depth)
-            return values or [Value((Piece("", None, known=False, name=name),))]
+            return values or [_unknown_value(None, "", name)]
         if assignment.kind == "unset":
             return [Value(())]
         if assignment.sourced is not None:
@@ -1066,7 +1066,7 @@ class Values:
             return [Value((Piece("", node_span(node, self.data), known=False),))]
         how = _EVALUATION.get(node.type)  # (one look-up rather than a test per kind)
         if how is None:  # a plain word, a number, a name…, or anything else: its text as literal
-            return [Value(tuple(self._unquoted_literal(node, quote)))]
+            return [_value(tuple(self._unquoted_literal(node, quote)))]
         return how(self, node, depth, quote)
 
     def _raw_string(self, node: Node, depth: int, quote: str) -> List[Value]:
@@ -1120,7 +1120,7 @@ class Values:
         value and the list of alternatives around it that ``_product`` would only unwrap."""
         data = self.data
         if data.find(b"\\", start, end) < 0:  # no escape (most runs): one piece
-            return (Piece(data[start:end].decode("utf-8", errors="replace"), Span(start, end), quote),)
+            return (_literal(data[start:end].decode("utf-8", errors="replace"), _span(start, end), quote),)
         return tuple(self._literal_run(start, end, quote))
 
     def _literal_run(self, start: int, end: int, quote: str) -> List[Piece]:
@@ -1132,8 +1132,7 @@ class Values:
         data = self.data
         if data.find(b"\\", start, end) < 0:  # no escape (most runs): one piece, or none
             if end > start:
-                span = Span(start, end)
-                return [Piece(data[start:end].decode("utf-8", errors="replace"), span, quote)]
+                return [_literal(data[start:end].decode("utf-8", errors="replace"), _span(start, end), quote)]
             return []
         pieces: List[Piece] = []
         run_start = start
@@ -1147,8 +1146,7 @@ class Values:
 
         def flush(upto: int) -> None:
             if upto > run_start:
-                span = Span(run_start, upto)
-                pieces.append(Piece(self._slice(span), span, quote))
+                pieces.append(_literal(data[run_start:upto].decode("utf-8", errors="replace"), _span(run_start, upto), quote))
 
         while i < end:
             i = data.find(b"\\", i, end)  # jump to the next backslash: the rest is plain text
@@ -1159,12 +1157,12 @@ class Values:
                     nxt = data[i + 1 : i + 2]
                     flush(i)
                     if nxt == b"\n":
-                        pieces.append(Piece("", Span(i, i + 2), quote, escaped=True))
+                        pieces.append(_literal("", _span(i, i + 2), quote, True))
                     elif nxt == b"\r" and data[i + 2 : i + 3] == b"\n":
-                        pieces.append(Piece("", Span(i, i + 3), quote, escaped=True))
+                        pieces.append(_literal("", _span(i, i + 3), quote, True))
                         i += 1
                     else:
-                        pieces.append(Piece(nxt.decode("latin-1"), Span(i, i + 2), quote, escaped=True))
+                        pieces.append(_literal(nxt.decode("latin-1"), _span(i, i + 2), quote, True))
                     i += 2
                     run_start = i
                     continue
@@ -1240,7 +1238,7 @@ class Values:
         if last is None or last.type != "$" or (end < len(data) and parameter_length(data, end)):
             return values
         dollar = Piece("$", Span(end - 1, end), quote)
-        return [Value(value.pieces + (dollar,)) for value in values]
+        return [_value(value.pieces + (dollar,)) for value in values]
 
     def _cut_word(self, node: Node, chain: Sequence[Node], depth: int, quote: str) -> List[Value]:
         """One shell word the grammar cut at bare ``$`` tokens: ``node`` (ending with the ``$``)
@@ -1270,7 +1268,7 @@ class Values:
         for child in node.named_children:
             if child.type in _NAMES:
                 return self._substitute(self.node_text(child), span, node, depth, quote)
-        return [Value((Piece("", span, quote, known=False),))]
+        return [_unknown_value(span, quote, None)]
 
     def _substitute(self, name: str, span: Span, node: Node, depth: int, quote: str) -> List[Value]:
         found = self.lookup(name, span.start, node, depth + 1) if name in self.assignments else None
@@ -1279,7 +1277,7 @@ class Values:
                 found = self.outer_values(name, span, quote, depth)
                 if found:
                     return found
-            return [Value((Piece("", span, quote, known=False, name=name),))]
+            return [_unknown_value(span, quote, name)]
         unquoted = quote == ""
         site = (span,)
         # Alternatives share most of their pieces (``if …; then X="$X --a"; fi`` gives two values
@@ -1290,7 +1288,7 @@ class Values:
         if len(found) == 1:  # one value (most): no piece to share with another
             pieces = found[0].pieces
             if len(pieces) < 2 or len(set(map(id, pieces))) == len(pieces):
-                return [Value(tuple([
+                return [_value(tuple([
                     _carried_known(p, site, unquoted) if p.known else _carried_unknown(p, span, quote, name, site, unquoted)
                     for p in pieces
                 ]))]
@@ -1304,13 +1302,13 @@ class Values:
             else:
                 carried[key] = _carried_unknown(p, span, quote, name, site, unquoted)
         get = carried.__getitem__
-        return [Value(tuple(map(get, map(id, value.pieces)))) for value in found]  # (an empty value is known)
+        return [_value(tuple(map(get, map(id, value.pieces)))) for value in found]  # (an empty value is known)
 
     def _braced_expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
         span = node_span(node, self.data)
         children = [c for c in node.children if c.type not in ("${", "}")]
         if not children:
-            return [Value((Piece("", span, quote, known=False),))]
+            return [_unknown_value(span, quote, None)]
         first = children[0]
         if first.type not in ("variable_name", "special_variable_name"):
             if first.type == "subscript":
@@ -1321,8 +1319,8 @@ class Values:
                     found = self.lookup(name, span.start, node, depth + 1)
                     if found:
                         return self._substitute(name, span, node, depth, quote)
-                    return [Value((Piece("", span, quote, known=False, name=name),))]
-            return [Value((Piece("", span, quote, known=False),))]  # ${#X}, ${!X}, …
+                    return [_unknown_value(span, quote, name)]
+            return [_unknown_value(span, quote, None)]  # ${#X}, ${!X}, …
         name = self.node_text(first)
         rest = children[1:]
         if not rest:
@@ -1335,18 +1333,18 @@ class Values:
             default = self._sequence(operand, depth, quote) if operand else [Value(())]
             if is_unknown:
                 # Unset in the script: the environment may provide it, else the default.
-                unknown_named = Value((Piece("", span, quote, known=False, name=name),))
+                unknown_named = _unknown_value(span, quote, name)
                 if name in ALWAYS_SET:
                     return [unknown_named]  # ``${SLURM_NNODES:-1}``: Slurm sets it in every job
                 return [unknown_named] + default
             return found
         if operator in (":?", "?"):
             if is_unknown:
-                return [Value((Piece("", span, quote, known=False, name=name),))]
+                return [_unknown_value(span, quote, name)]
             return found
         if operator in (":+", "+"):
-            return [Value((Piece("", span, quote, known=False),))]
-        return [Value((Piece("", span, quote, known=False, name=name),))]
+            return [_unknown_value(span, quote, None)]
+        return [_unknown_value(span, quote, name)]
 
     # -- words as the shell splits them --------------------------------------------------------
     def plain_first_word(self, nodes: Sequence[Node]) -> Optional[str]:
@@ -1422,7 +1420,7 @@ class Values:
             before = len(words)
             ifs = DEFAULT_IFS if "IFS" not in self.assignments else self.ifs_at(node)
             for part in split_value(value, ifs, glob=self.globbing):
-                words.append(Word(part, node, span, alternatives if len(alternatives) > 1 else None, ifs))
+                words.append(_word(part, node, span, alternatives if len(alternatives) > 1 else None, ifs))
             if not value.pieces and node.type in ("string", "raw_string", "translated_string", "ansi_c_string"):
                 words.append(Word(value, node, span, None))
             elif len(words) == before and len(alternatives) > 1:
@@ -1463,7 +1461,7 @@ class Values:
                 if name in self.assignments:
                     return None
                 span = node_span(node, self.data)
-                return Word(Value((Piece("", span, "", False, name),)), node, span, None)
+                return _word(_unknown_value(span, "", name), node, span, None, DEFAULT_IFS)
         return None
 
     def _array_splat(self, node: Node) -> Optional[List[Value]]:
@@ -1700,6 +1698,77 @@ def _plain_word(text: str, node: Node, start: int, end: int) -> "Word":
     return word
 
 
+def _span(start: int, end: int) -> Span:
+    """``Span(start, end)`` for ``start <= end`` (nothing to check), made without the class call."""
+    made = _new(Span)
+    made.start = start
+    made.end = end
+    return made
+
+
+def _literal(text: str, span: Span, quote: str, escaped: bool = False) -> Piece:
+    """``Piece(text, span, quote, escaped=escaped)``: literal source text (``Values._literal_run``),
+    made without the class call."""
+    made = _new(Piece)
+    made.text = text
+    made.span = span
+    made.quote = quote
+    made.known = True
+    made.name = None
+    made.escaped = escaped
+    made.via = ()
+    made.split = False
+    made.task = False
+    made.loop = ()
+    made._exact = None
+    return made
+
+
+def _unknown_value(span: Optional[Span], quote: str, name: Optional[str]) -> Value:
+    """``Value((Piece("", span, quote, known=False, name=name),))``, made without the class calls:
+    what an expansion the script does not set gives (``$SLURM_JOB_ID``)."""
+    piece = _new(Piece)
+    piece.text = ""
+    piece.span = span
+    piece.quote = quote
+    piece.known = False
+    piece.name = name
+    piece.escaped = False
+    piece.via = ()
+    piece.split = False
+    piece.task = False
+    piece.loop = ()
+    piece._exact = None
+    made = _new(Value)
+    made.pieces = (piece,)
+    made._text = None
+    made._known = False
+    made._layout_cache = None
+    return made
+
+
+def _word(value: Value, node: Optional[Node], span: Span, alternatives: Optional[List[Value]], ifs: Optional[str]) -> "Word":
+    """``Word(value, node, span, alternatives, ifs)``, made without the class call."""
+    made = _new(Word)
+    made.value = value
+    made.node = node
+    made.span = span
+    made.alternatives = alternatives
+    made.ifs = ifs
+    return made
+
+
+def _value(pieces: Tuple[Piece, ...]) -> Value:
+    """``Value(pieces)``, made without the class call (a class call runs ``__init__`` in a fresh
+    interpreter frame, dearer than the object it makes): values are made by the ten thousand."""
+    made = _new(Value)
+    made.pieces = pieces
+    made._text = None
+    made._known = None
+    made._layout_cache = None
+    return made
+
+
 def _carried_known(p: Piece, site: Tuple[Span], unquoted: bool) -> Piece:
     """A known piece of a value as the expansion at ``site`` passes it on: ``Piece(p.text, p.span,
     p.quote, True, p.name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)``, made
@@ -1735,7 +1804,7 @@ def _scope_sets(node: Node) -> Tuple[set, set]:
 
 def _unset(name: str) -> Value:
     """The value of a variable the script may leave unset: unknown, from the environment."""
-    return Value((Piece("", None, known=False, name=name),))
+    return _unknown_value(None, "", name)
 
 
 def _unknown_like(value: Value) -> Value:
@@ -1810,14 +1879,14 @@ def _split_ifs(value: Value, ifs: str) -> List[Value]:
                 end += 1
             built.append(_sub_piece(piece, offset, field[end][1] + 1))
             k = end + 1
-        out.append(Value(tuple(built)))
+        out.append(_value(tuple(built)))
     return out
 
 
 def _split_default(value: Value) -> List[Value]:
     """Splitting on bash's default IFS (blank, tab, newline)."""
     if not any(map(_SPLIT, value.pieces)):  # nothing came through an unquoted expansion: one field
-        return [Value(value.pieces)] if value.pieces else []
+        return [_value(value.pieces)] if value.pieces else []
     words: List[List[Piece]] = [[]]
     pending_break = False
     for piece in value.pieces:
@@ -1845,7 +1914,7 @@ def _split_default(value: Value) -> List[Value]:
             position = end
         if position < len(text):
             pending_break = True  # separators after the last run
-    return [Value(tuple(w)) for w in words if w]
+    return [_value(tuple(w)) for w in words if w]
 
 
 _IFS = lazy(r"[ \t\n]")
@@ -1941,7 +2010,7 @@ def _product(parts: List["List[Value] | Tuple[Piece, ...]"]) -> List[Value]:
         results = [r + a.pieces for r in results for a in alternatives]
     if pending:
         results = _joined(results, pending)
-    return [Value(r) for r in results]
+    return [_value(r) for r in results]
 
 
 def _joined(results: List[Tuple[Piece, ...]], pending: List[Tuple[Piece, ...]]) -> List[Tuple[Piece, ...]]:
