@@ -138,3 +138,46 @@ def test_an_alternatives_layout_made_along_the_strings_is_the_one_it_computes():
         assert regions
         assert layout_along(string, alternative, regions) == Value(tuple(pieces))._compute_layout()
         assert alternative.text == "".join(p.render() for p in pieces)
+
+
+# -- launches: the primary alternative is the launch's own reading ---------------------------------
+PRIMARY_SHAPES = [
+    "srun torchrun --nproc_per_node=8 --nnodes=2 train.py --tp 2\n",
+    'for TP in 1 2 4; do\n  srun bash -c "torchrun --nproc_per_node=8 t.py --tp $TP"\ndone\n',
+    'GPUS=${GPUS:-8}\nsrun bash -c "torchrun --nproc_per_node ${G:-4} t.py --save ${W:-/ws}/c"\n',
+    'if [ -n "$A" ]; then L=torchrun; else L=python; fi\nsrun $L t.py --tp 2\n',
+    "export LAUNCHER='python -m torch.distributed.run --nproc_per_node 8'\nsrun bash -c '$LAUNCHER t.py --pp 2'\n",
+    'for N in 1 2; do\n  srun bash -c "cd /w; python a.py; torchrun --nnodes=$N b.py"\ndone\n',
+]
+
+
+def _reading(launch):
+    return (launch.kind, [w.text for w in launch.launcher], [(o.name, o.text) for o in launch.options],
+            launch.entry.name if launch.entry else None, [w.text for w in launch.args], launch.options_incomplete)
+
+
+@pytest.mark.parametrize("body", PRIMARY_SHAPES)
+def test_the_primary_variant_is_what_reading_the_primary_alternative_gives(body):
+    """The launch stands for its primary alternative among its variants without reading that
+    command again: reading it gives the launch's own reading, and every other alternative is
+    read as before (each variant's reading is that of its alternative)."""
+    from sbatchlint.model import launch as launch_model
+
+    script = script_of(body)
+    launches = script.launches
+    assert launches
+    for launch in launches:
+        step = launch.step
+        assert launch.variants[-1] is launch
+        index = step.task_commands.index(next(c for c in step.task_commands if c.node == launch.command.node))
+        workdir = launch_model._workdir(script, step, step.task_commands[index])
+        again = launch_model.recognise(step, launch_model._inherited(script, step, step.task_commands[index]), workdir)
+        assert _reading(again)[:-1] == _reading(launch)[:-1]
+        if launch.command.in_string:
+            alternatives = launch_model._string_variants(script, step, index)
+        else:
+            alternatives = [launch_model.Command(launch.command.node, argv, launch.command.env, False, step)
+                            for argv in launch_model._argv_variants(launch.command.argv, script.values.globbing)]
+        read = [launch_model.recognise(step, launch_model._inherited(script, step, c), workdir) for c in alternatives]
+        expected = [_reading(v) for v in read if v is not None and v.kind == launch.kind][:-1]
+        assert [_reading(v) for v in launch.variants[:-1]] == expected

@@ -1128,6 +1128,7 @@ def build_launches(script: "Script") -> List[Launch]:
     for step in script.steps:
         for index, command in enumerate(step.task_commands):
             workdir = _workdir(script, step, command)
+            own = command
             command = _inherited(script, step, command)
             launch = recognise(step, command, workdir)
             if launch is None:
@@ -1138,11 +1139,18 @@ def build_launches(script: "Script") -> List[Launch]:
                 launch.options_incomplete = True
             variants: List[Launch] = []
             others: List[Launch] = []
+            # The primary alternative comes last, and is most often the very command the launch
+            # was read from (the step's own task command, or the argv itself when no word has
+            # alternatives): reading it again gives the launch's own reading, which the launch
+            # replaces below, so the launch stands for it as it is.
             if command.in_string:
-                found = [recognise(step, _inherited(script, step, other), workdir) for other in _string_variants(script, step, index)]
+                found = [
+                    launch if other is own else recognise(step, _inherited(script, step, other), workdir)
+                    for other in _string_variants(script, step, index)
+                ]
             else:
                 found = [
-                    recognise(step, Command(command.node, argv, command.env, command.in_string, step), workdir)
+                    launch if argv is command.argv else recognise(step, Command(command.node, argv, command.env, command.in_string, step), workdir)
                     for argv in _argv_variants(command.argv, script.values.globbing)
                 ]
             for variant in found:
