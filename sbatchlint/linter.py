@@ -6,8 +6,8 @@ import gc
 from . import registry, suppressions
 from .codes import CODES
 from .diagnostics import Severity
-from .diagnostics import Diagnostic
-from .lazyclass import dataclass, field
+from .diagnostics import Diagnostic, Edit, Fix
+from .lazyclass import dataclass, field, replace
 from .source import Source, Span
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -57,9 +57,20 @@ def build(source: Source, options: Optional[Options] = None):
         from .python.module import PythonModule  # heavy import only for Python files
 
         return PythonModule(source, options.settings)
-    from .model.script import Script
+    return _model("script").Script(source, options.settings)
 
-    return Script(source, options.settings)
+
+_MODELS: "Dict[str, Any]" = {}
+
+
+def _model(name: str):
+    """The module ``model.<name>``, imported when first asked (the command line loads this module
+    without the model: ``--version``, a run of cached results), then kept: an import statement
+    run for every file costs more than the lookup."""
+    module = _MODELS.get(name)
+    if module is None:
+        module = _MODELS[name] = __import__("model." + name, globals(), None, ("_",), 1)
+    return module
 
 
 SUPPRESSION_RULES = ("SBL900", "SBL901")
@@ -222,11 +233,8 @@ def _submitted_bodies(script, selected: list, options: Options, run=None) -> Lis
     script of its own and reported at its real place in the file (``run`` guards each rule)."""
     if b"<<" not in script.data:
         return []
-    from .lazyclass import replace
-
-    from .diagnostics import Edit, Fix
-    from .model.heredocs import heredocs
-    from .model.script import Script
+    heredocs = _model("heredocs").heredocs
+    Script = _model("script").Script
 
     found: List[Diagnostic] = []
     for doc in heredocs(script):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import _weakref as weakref  # its ``ref`` is ``weakref.ref``, without that module's imports
 import sys as _sys
+from itertools import compress
 
 from .source import Span
 from .lazyre import lazy
@@ -350,12 +351,14 @@ class NodeIndex:
         # in walk order, which a question about several kind ids reads
         nodes: Dict[int, List[Node]] = {}
         kept: List[Node] = []
+        kinds: List[int] = []  # the kind id of each node of ``kept``
         cursor = root.walk()
         while True:
             node = cursor.node
             kind = node.kind_id
             if kind in wanted:
                 kept.append(node)
+                kinds.append(kind)
                 group = nodes.get(kind)
                 if group is None:
                     nodes[kind] = [node]
@@ -367,6 +370,7 @@ class NodeIndex:
                 if not cursor.goto_parent():  # a cursor never leaves the node it started at
                     self._nodes = nodes
                     self._kept = kept
+                    self._kept_kinds = kinds
                     self._ids = ids
                     self._merged: Dict[Tuple[str, ...], Sequence[Node]] = {}
                     self._hidden: "Optional[List[HiddenExpansion]]" = None  # hidden_expansions
@@ -397,8 +401,7 @@ class NodeIndex:
                 elif len(ids) == 1:
                     merged = nodes[ids[0]]
                 else:  # several groups: the kept nodes of their ids, in walk order
-                    chosen = frozenset(ids)
-                    merged = [node for node in self._kept if node.kind_id in chosen]
+                    merged = list(compress(self._kept, map(frozenset(ids).__contains__, self._kept_kinds)))
             else:  # a type the walk did not keep
                 names = frozenset(kinds)
                 merged = [node for node in _walk(self.root) if node.type in names]
