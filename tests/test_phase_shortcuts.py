@@ -355,3 +355,32 @@ def test_the_objects_made_without_class_calls_are_those_the_classes_make():
     for alternatives, ifs in ((None, " \t\n"), ([value, value], ",")):
         assert slots(model_values._word(value, None, Span(0, 4), alternatives, ifs)) == slots(
             Word(value, None, Span(0, 4), alternatives, ifs))
+
+
+def test_a_carried_unknown_piece_and_a_tree_command_are_what_the_class_calls_make():
+    """``values._carried_unknown`` (both of its forms) and ``steps._command`` of a batch command
+    fill every field as the class calls they stand for do."""
+    from sbatchlint.model import steps as model_steps
+    from sbatchlint.model import values as model_values
+    from sbatchlint.model.script import Script
+    from sbatchlint.model.values import Piece
+
+    site = (Span(20, 24),)
+    for p in (Piece("", Span(3, 7), '"', False, "A", False, (Span(1, 2),), True, True, ((4, 0),)),
+              Piece("x", Span(3, 5), "", False, None, True),
+              Piece("", None, "", False, "B", loop=((4, 1),))):
+        for unquoted in (False, True):
+            made = model_values._carried_unknown(p, Span(20, 24), '"', "N", site, unquoted)
+            if p.span is not None:
+                expected = Piece(p.text, p.span, p.quote, False, p.name or "N", p.escaped, p.via + site,
+                                 p.split or unquoted, False, p.loop)
+            else:
+                expected = Piece("", Span(20, 24), '"', False, p.name or "N", False, p.via + site, unquoted, False, p.loop)
+            assert [getattr(made, n) for n in Piece.__slots__] == [getattr(expected, n) for n in Piece.__slots__]
+
+    script = Script(Source(b'#!/bin/bash\nX=1 srun -N 2 echo "$X"\n', "job.sh"))
+    command = model_steps._command(script.values, script.nodes_of_type("command")[0])
+    expected = model_steps.Command(command.node, None, command.env, False, values=script.values,
+                                   arguments=command._arguments)
+    assert list(vars(command).items()) == list(vars(expected).items())
+    assert [e.name for e in command.env] == ["X"] and [w.text for w in command.argv] == ["srun", "-N", "2", "echo", "${X}"]

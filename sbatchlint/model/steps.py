@@ -307,7 +307,19 @@ def _command(values: Values, node: Node, in_string: bool = False) -> Command:
             argument_nodes.append(child)
     if in_string:
         return Command(node, values.command_words(argument_nodes), env, in_string)
-    return Command(node, None, env, in_string, values=values, arguments=argument_nodes)
+    # ``Command(node, None, env, False, values=values, arguments=argument_nodes)``, made without
+    # the class call (one per command of the script)
+    command = _new(Command)
+    command.node = node
+    command._values = values
+    command._arguments = argument_nodes
+    command.env = env
+    command.in_string = False
+    command.step = None
+    return command
+
+
+_new = object.__new__
 
 
 _NOT_ARGUMENTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect", "comment"})

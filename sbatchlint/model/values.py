@@ -310,7 +310,7 @@ class Value:
                 hi = end if end < p_end else p_end
                 sub = raws[index][lo - p_start : hi - p_start].decode("utf-8", errors="replace")
                 offset = piece.span.start - p_start  # type: ignore[union-attr]
-                out.append(piece._with(sub, Span(offset + lo, offset + hi), piece.escaped))
+                out.append(piece._with(sub, _span(offset + lo, offset + hi), piece.escaped))
             elif piece.known:
                 lo = start if start > p_start else p_start
                 hi = end if end < p_end else p_end
@@ -1264,7 +1264,7 @@ class Values:
         return _product(parts)
 
     def _expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
-        span = node_span(node, self.data)
+        span = _node_span(node, self.data)
         for child in node.named_children:
             if child.type in _NAMES:
                 return self._substitute(self.node_text(child), span, node, depth, quote)
@@ -1305,7 +1305,7 @@ class Values:
         return [_value(tuple(map(get, map(id, value.pieces)))) for value in found]  # (an empty value is known)
 
     def _braced_expansion(self, node: Node, depth: int, quote: str) -> List[Value]:
-        span = node_span(node, self.data)
+        span = _node_span(node, self.data)
         children = [c for c in node.children if c.type not in ("${", "}")]
         if not children:
             return [_unknown_value(span, quote, None)]
@@ -1406,12 +1406,12 @@ class Values:
                     continue
             elements = self._array_splat(node)
             if elements is not None:
-                span = node_span(node, self.data)
+                span = _node_span(node, self.data)
                 words.extend(Word(element, node, span, None) for element in elements)
                 continue
             alternatives = self.evaluate(node)
             value = alternatives[-1] if alternatives else Value(())
-            span = node_span(node, self.data)
+            span = _node_span(node, self.data)
             if cuts and kind == "concatenation" and data[node.end_byte - 1] == 36:
                 chain = word_chain(node, data)
                 if chain:  # evaluate read them all as this one word
@@ -1460,7 +1460,7 @@ class Values:
                 name = self.node_text(child)
                 if name in self.assignments:
                     return None
-                span = node_span(node, self.data)
+                span = _node_span(node, self.data)
                 return _word(_unknown_value(span, "", name), node, span, None, DEFAULT_IFS)
         return None
 
@@ -1486,7 +1486,7 @@ class Values:
         elements = self.array_elements(self.node_text(base), node.start_byte)
         if elements is None:
             return None
-        via = node_span(node, self.data)
+        via = _node_span(node, self.data)
         return [
             Value(
                 tuple(
@@ -1698,6 +1698,14 @@ def _plain_word(text: str, node: Node, start: int, end: int) -> "Word":
     return word
 
 
+def _node_span(node: Node, data: bytes) -> Span:
+    """``node_span(node, data)``, made without the class call when no blank is to come off."""
+    start, end = node.start_byte, node.end_byte
+    if start < end and (data[start] in _LEADING_BLANKS or data[end - 1] in _TRAILING_BLANKS):
+        return node_span(node, data)
+    return _span(start, end)
+
+
 def _span(start: int, end: int) -> Span:
     """``Span(start, end)`` for ``start <= end`` (nothing to check), made without the class call."""
     made = _new(Span)
@@ -1789,10 +1797,30 @@ def _carried_known(p: Piece, site: Tuple[Span], unquoted: bool) -> Piece:
 
 
 def _carried_unknown(p: Piece, span: Span, quote: str, name: str, site: Tuple[Span], unquoted: bool) -> Piece:
-    """An unknown piece of ``$name``'s value as the expansion at ``span`` passes it on."""
+    """An unknown piece of ``$name``'s value as the expansion at ``span`` passes it on: ``Piece(p.text,
+    p.span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False,
+    p.loop)``, or for a piece with no span ``Piece("", span, quote, False, p.name or name, False,
+    p.via + site, unquoted, False, p.loop)``, made without the class call."""
+    made = _new(Piece)
     if p.span is not None:
-        return Piece(p.text, p.span, p.quote, False, p.name or name, p.escaped, p.via + site, p.split or unquoted, False, p.loop)
-    return Piece("", span, quote, False, p.name or name, False, p.via + site, unquoted, False, p.loop)
+        made.text = p.text
+        made.span = p.span
+        made.quote = p.quote
+        made.escaped = p.escaped
+        made.split = p.split or unquoted
+    else:
+        made.text = ""
+        made.span = span
+        made.quote = quote
+        made.escaped = False
+        made.split = unquoted
+    made.known = False
+    made.name = p.name or name
+    made.via = p.via + site
+    made.task = False
+    made.loop = p.loop
+    made._exact = None
+    return made
 
 
 def _scope_sets(node: Node) -> Tuple[set, set]:
@@ -1926,7 +1954,7 @@ def _sub_piece(piece: Piece, start: int, end: int) -> Piece:
     if piece.exact and piece.span is not None:
         prefix = len(piece.text[:start].encode("utf-8"))
         length = len(text.encode("utf-8"))
-        span = Span(piece.span.start + prefix, piece.span.start + prefix + length)
+        span = _span(piece.span.start + prefix, piece.span.start + prefix + length)
     else:
         span = piece.span
     return piece._with(text, span, piece.escaped and start == 0 and end == len(piece.text))
