@@ -181,3 +181,62 @@ def test_the_primary_variant_is_what_reading_the_primary_alternative_gives(body)
         read = [launch_model.recognise(step, launch_model._inherited(script, step, c), workdir) for c in alternatives]
         expected = [_reading(v) for v in read if v is not None and v.kind == launch.kind][:-1]
         assert [_reading(v) for v in launch.variants[:-1]] == expected
+
+
+# -- early expansions: each entry judged when first asked --------------------------------------------
+EARLY_SHAPES = [
+    # a loop's alternatives of a long string, rewritten in a redirection and in an argument
+    "PORT=${APP_PORT:-7000}\nfor LOG in /a /bbb/c; do\n"
+    'CMD="(server --port $PORT) &\nwhile ! (echo > /dev/tcp/localhost/$PORT) 2>/dev/null; do sleep 1; done\n'
+    'touch $LOG/${SLURM_JOB_ID}/ready_\\$(hostname)\npython t.py --rank $SLURM_PROCID --job $SLURM_JOB_ID"\n'
+    'srun bash -c "$CMD"\ndone\n',
+    # quoted for the task's shell: not expanded by it there
+    "srun bash -c \"echo '$SLURM_PROCID' && python t.py --node $SLURM_NODEID\"\n",
+    # also used by the batch shell, exported, on the command line
+    'OUT=/x/$SLURM_JOB_ID\nmkdir -p "$OUT"\nsrun bash -c "cd $OUT && python t.py --rank $SLURM_PROCID"\n',
+    'export CMD="python t.py --rank $SLURM_PROCID"\nsrun bash -c "$CMD"\n',
+    "srun python t.py --rank $SLURM_PROCID --job $SLURM_JOB_ID\n",
+    "srun bash <<EOF\npython t.py --rank $SLURM_PROCID --host $(hostname)\nEOF\n",
+]
+
+
+def _judged(entries):
+    return [(e.name, e.site, e.blocker, e.reason, e.escapable) for e in entries]
+
+
+@pytest.mark.parametrize("body", EARLY_SHAPES)
+def test_early_expansions_judged_late_are_judged_as_at_once(body):
+    """Each entry is judged when first asked, sharing what the script's entries share: asked in
+    any order, after the rules ran, it gets what judging it alone on a fresh model gives."""
+    from sbatchlint.model import boundary
+
+    late = script_of(body)
+    lint_text(HEADER + body)  # (the rules on another model: nothing shared)
+    entries = late.early_expansions
+    assert entries
+    judged = {id(e): (e.blocker, e.reason, e.escapable) for e in reversed(entries)}
+    for index, entry in enumerate(entries):
+        fresh = script_of(body)
+        alone = fresh.early_expansions[index]
+        blocker, reason = boundary._escapable(fresh, alone, [], {})
+        assert (alone.name, alone.site) == (entry.name, entry.site)
+        assert judged[id(entry)] == (blocker, reason, not blocker)
+
+
+def test_the_early_shapes_meet_every_judgement():
+    seen = {e.blocker for body in EARLY_SHAPES for e in script_of(body).early_expansions}
+    assert seen == {"", "task-quoting", "elsewhere", "command-line"}
+
+
+def test_early_expansions_are_not_judged_unless_asked():
+    """Listing the early expansions parses no alternative of a task string: only judging an
+    entry (whether the task's shell expands it there) does."""
+    body = EARLY_SHAPES[0]
+    script = script_of(body)
+    trees = script.values.task_memo.trees
+    script.steps
+    before = set(trees)
+    entries = script.early_expansions
+    assert set(trees) == before and all("blocker" not in e.__dict__ for e in entries)
+    [e.escapable for e in entries]
+    assert len(trees) > len(before)

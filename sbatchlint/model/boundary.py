@@ -46,6 +46,38 @@ PRINTERS = frozenset({"echo", "printf"})
 BACKSLASH_QUOTES = frozenset({"", '"', "<<"})
 
 
+class _Judged:
+    """An ``EarlyExpansion``'s ``escapable``, ``reason`` or ``blocker``: all three worked out when
+    one is first asked, then held by the instance (whose attribute then wins over this).
+
+    Judging an entry may parse each alternative of the task strings it lands in (whether the
+    task's shell expands it there), and the rules ask only of some entries (Slurm's and the
+    launchers' variables): a long string with a dozen alternatives took most of building the
+    list to judge entries nobody asked about."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, entry, owner=None):
+        if entry is None:
+            return self
+        entry._judge()
+        return entry.__dict__[self.name]
+
+
+class _Judgement:
+    """What the entries of one script share to judge themselves: the script, where variables
+    flow (traced when an entry first asks) and the tree of each task text read (see
+    ``_escapable``). Dropped by each entry once judged (it refers back to the script)."""
+
+    __slots__ = ("script", "flows", "contexts")
+
+    def __init__(self, script: "Script") -> None:
+        self.script = script
+        self.flows: List[_Flows] = []
+        self.contexts: Dict[str, object] = {}  # per text: its tree, or the step's read as it (_ShiftedTree)
+
+
 @dataclass
 class Occurrence:
     """One place a batch-shell expansion lands in a step's task."""
@@ -67,11 +99,24 @@ class EarlyExpansion:
     via: Tuple[Span, ...]  # expansion sites the value went through (``$CMD`` …), innermost last
     holder: Optional[str]  # the variable whose assignment contains the site (``CMD``), if any
     occurrences: List[Occurrence] = field(default_factory=list)
-    escapable: bool = False  # ``\\$`` at the site hands the expansion to every task's shell, nothing else
-    reason: str = ""  # why it is not escapable
-    # what stands in the way: "quote", "command-line", "task-quoting", "elsewhere" (the text also
-    # reaches the batch shell's own commands, another step's argv, or the environment), "" if none
-    blocker: str = ""
+    # Judged when first asked (``_Judged``): whether ``\\$`` at the site hands the expansion to
+    # every task's shell, and nothing else (``escapable``); why not (``reason``); what stands in
+    # the way (``blocker``): "quote", "command-line", "task-quoting", "elsewhere" (the text also
+    # reaches the batch shell's own commands, another step's argv, or the environment), "" if none.
+
+    def _judge(self) -> None:
+        """Work out ``blocker``, ``reason`` and ``escapable`` (see ``_Judgement``)."""
+        state = self.__dict__
+        judgement = state.pop("_judgement", None)
+        if judgement is None:  # made by hand, not by ``build_early``: not judged
+            state["blocker"], state["reason"], state["escapable"] = "", "", False
+            return
+        blocker, reason = _escapable(judgement.script, self, judgement.flows, judgement.contexts)
+        state["blocker"], state["reason"], state["escapable"] = blocker, reason, not blocker
+
+    escapable = _Judged()
+    reason = _Judged()
+    blocker = _Judged()
 
     @property
     def steps(self) -> List["Step"]:
@@ -138,11 +183,9 @@ def build_early(script: "Script") -> List[EarlyExpansion]:
     out = sorted(found.values(), key=lambda e: (e.site.start, e.site.end))
     if not out:
         return out  # nothing to judge: no need to trace where variables flow
-    flows: List[_Flows] = []  # where variables flow: traced when an entry first asks
-    contexts: Dict[str, object] = {}  # per text: its tree, or the step's read as it (_ShiftedTree)
+    judgement = _Judgement(script)  # (each entry judged when first asked: ``_Judged``)
     for entry in out:
-        entry.blocker, entry.reason = _escapable(script, entry, flows, contexts)
-        entry.escapable = not entry.blocker
+        entry.__dict__["_judgement"] = judgement
     return out
 
 

@@ -820,11 +820,13 @@ class JobVariableExpandedEarly(Rule):
         for entry in early_expansions(script):
             if not entry.in_string:
                 continue
-            if entry.blocker == "elsewhere":
-                continue  # a host-side value (a results path…) the batch shell also uses: expanded early on purpose
             steps = entry.steps
             if not steps or any(early_scope(entry.name, script, step) != "job" for step in steps):
                 continue
+            # (asked after the scope: the blocker is judged when first asked, which may parse the
+            # alternatives of the task strings, and most entries are no job-wide variable)
+            if entry.blocker == "elsewhere":
+                continue  # a host-side value (a results path…) the batch shell also uses: expanded early on purpose
             if _value_of_its_own(script, entry):  # (asked last: it evaluates the assignment)
                 continue
             step = steps[0]
