@@ -113,3 +113,32 @@ srun bash -c "python train.py --out $OUT --tp $TP --seed 1"
         for out in ("/scratch/a", "/scratch/bb")
         for tp in ("${TP}", "4", "8")
     }
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_one_reading_reread_many_times_reads_each_as_a_whole_reading(shape):
+    """One reading serves every re-reading of a step (as the container and branch analyses use
+    it): what it kept of each word it read (``_plan``) gives what reading the word afresh gives,
+    wherever the word now stands."""
+    model = Script(Source(SHAPES[shape].encode(), "job.sh"))
+    (step,) = model.steps
+    argv = step.command.argv
+    first_task = len(argv) - len(step.task_argv)
+    reading = OptionReading(step)
+    compared = 0
+    for rounds in range(2):  # (the second round reads every word from what the first kept)
+        for index in range(step.srun_index + 1, first_task):
+            word = argv[index]
+            for alternative in word.alternatives or []:
+                words = [Word(part, word.node, word.span, None) for part in split_value(alternative)]
+                new_argv = argv[:index] + words + argv[index + 1 :]
+                fake = Command(step.command.node, new_argv)
+                reread = reading.reread(fake, index, index + 1, len(words))
+                full = read_step(None, fake, step.srun_index, with_task=False)
+                assert reread.options == full.options
+                assert [[id(w) for w in o.words] for o in reread.options] == [[id(w) for w in o.words] for o in full.options]
+                assert [id(w) for w in reread.task_argv] == [id(w) for w in full.task_argv]
+                assert reread.options_incomplete == full.options_incomplete
+                compared += 1
+    assert compared >= 2
+    assert reading.plans

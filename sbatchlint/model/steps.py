@@ -440,81 +440,111 @@ def _read_options(
     argv: List[Word], i: int, options: List[StepOption], incomplete: bool,
     marks: Optional[Dict[int, Tuple[int, bool]]] = None, unknowns: Optional[List[int]] = None,
     known: Optional[Dict[int, Tuple[int, bool]]] = None, resync_from: int = 0, shift: int = 0,
+    plans: Optional[Dict[int, tuple]] = None,
 ) -> Tuple[bool, int, bool]:
     """Read srun options from ``argv[i]`` on, appending to ``options``: (whether it read to the
     end, the index where it stopped: the first task word, whether an unknown word stood among
     them). ``marks`` records where the reading stood (options read so far, incomplete) at each
     word it begins at, ``unknowns`` the index of each unknown word it met; with ``known`` (the
     marks of another reading) it stops as soon as it begins at an index from ``resync_from`` on
-    whose index less ``shift`` is among them: see ``OptionReading``."""
-    table = option_table.SRUN
-    while i < len(argv):
+    whose index less ``shift`` is among them: see ``OptionReading``. ``plans``: what each word
+    value read as (``_plan``), by id, kept by the caller across readings of the same words."""
+    count = len(argv)
+    while i < count:
         if known is not None and i >= resync_from and i - shift in known:
             return False, i, incomplete  # from here on, it reads as the reading ``known`` did
         if marks is not None:
             marks[i] = (len(options), incomplete)
         word = argv[i]
-        if not word.known:
-            option = _option_with_unknown_value(word, table)
-            if option is not None:
-                # ``--nodes=$SLURM_NNODES``: the option is known, only its value is not.
-                options.append(option)
-                i += 1
+        if plans is None:
+            plan = _plan(word)
+        else:
+            value = word.value
+            entry = plans.get(id(value))
+            if entry is None:
+                entry = plans[id(value)] = (value, _plan(word))  # (the value kept: its id stays its own)
+            plan = entry[1]
+        kind = plan[0]
+        if kind is _OPTIONS:  # options of this word alone
+            for name, spec, value, written, value_known in plan[1]:
+                options.append(StepOption(name, spec, value, [word], written, value_known))
+            i += 1
+            continue
+        if kind is _VALUED:  # an option whose value is the next word, if there is one
+            _, name, spec, written = plan
+            if i + 1 < count:
+                value_word = argv[i + 1]
+                options.append(StepOption(name, spec, value_word.text, [word, value_word], written, value_word.known))
+                i += 2
                 continue
+            options.append(StepOption(name, spec, None, [word], written))
+            i += 1
+            continue
+        if kind is _UNKNOWN:
             # An unknown word among the options (``srun $SRUN_ARGS python …``): assume options.
             incomplete = True
             if unknowns is not None:
                 unknowns.append(i)
             i += 1
             continue
-        text = word.text
-        if text == "--":
+        if kind is _END:  # ``--``
             i += 1
-            break
-        if not text.startswith("-") or text == "-":
-            break
-        if text.startswith("--"):
-            body = text[2:]
-            if "=" in body:
-                name, value = body.split("=", 1)
-                spec = option_table.lookup(table, name)
-                options.append(StepOption(spec.long if spec else name, spec, value, [word], "--" + name))
-                i += 1
-                continue
-            spec = option_table.lookup(table, body)
-            if spec is not None and spec.arg == "required" and i + 1 < len(argv):
-                value_word = argv[i + 1]
-                options.append(
-                    StepOption(spec.long, spec, value_word.text, [word, value_word], text, value_word.known)
-                )
-                i += 2
-                continue
-            options.append(StepOption(spec.long if spec else body, spec, None, [word], text))
-            i += 1
-            continue
-        letter = text[1]
-        spec = option_table.lookup_exact(table, letter)
-        attached = text[2:]
-        if spec is not None and spec.arg != "none" and attached:
-            value = attached[1:] if attached.startswith("=") else attached
-            options.append(StepOption(spec.long, spec, value, [word], "-" + letter))
-            i += 1
-            continue
-        if spec is not None and spec.arg == "required" and i + 1 < len(argv):
-            value_word = argv[i + 1]
-            options.append(StepOption(spec.long, spec, value_word.text, [word, value_word], text, value_word.known))
-            i += 2
-            continue
-        if spec is None or spec.arg == "none":
-            # bundled flags such as -lK
-            for extra in text[1:]:
-                extra_spec = option_table.lookup_exact(table, extra)
-                options.append(StepOption(extra_spec.long if extra_spec else extra, extra_spec, None, [word], "-" + extra))
-            i += 1
-            continue
-        options.append(StepOption(spec.long, spec, None, [word], text))
-        i += 1
+        break  # (or the first task word)
     return True, i, incomplete
+
+
+# What a word reads as among srun's options (``_plan``): the options it gives by itself, an option
+# taking the next word as its value, an unknown word, ``--``, or the first word of the task.
+_OPTIONS, _VALUED, _UNKNOWN, _END, _TASK = "options", "valued", "unknown", "end", "task"
+_UNKNOWN_PLAN = (_UNKNOWN,)
+_END_PLAN = (_END,)
+_TASK_PLAN = (_TASK,)
+
+
+def _plan(word: Word) -> tuple:
+    """How ``_read_options`` reads ``word`` where an option may begin: ``(_OPTIONS, ((name, spec,
+    value, written, value_known), …))`` for the options it gives alone, ``(_VALUED, name, spec,
+    written)`` for an option whose value is the next word (when there is one; else it gives that
+    option without a value), ``_UNKNOWN_PLAN``, ``_END_PLAN`` (``--``) or ``_TASK_PLAN``. It
+    depends on the word's value alone."""
+    table = option_table.SRUN
+    if not word.known:
+        option = _option_with_unknown_value(word, table)
+        if option is not None:
+            # ``--nodes=$SLURM_NNODES``: the option is known, only its value is not.
+            return (_OPTIONS, (option,))
+        return _UNKNOWN_PLAN
+    text = word.text
+    if text == "--":
+        return _END_PLAN
+    if not text.startswith("-") or text == "-":
+        return _TASK_PLAN
+    if text.startswith("--"):
+        body = text[2:]
+        if "=" in body:
+            name, value = body.split("=", 1)
+            spec = option_table.lookup(table, name)
+            return (_OPTIONS, ((spec.long if spec else name, spec, value, "--" + name, True),))
+        spec = option_table.lookup(table, body)
+        if spec is not None and spec.arg == "required":
+            return (_VALUED, spec.long, spec, text)
+        return (_OPTIONS, ((spec.long if spec else body, spec, None, text, True),))
+    letter = text[1]
+    spec = option_table.lookup_exact(table, letter)
+    attached = text[2:]
+    if spec is not None and spec.arg != "none" and attached:
+        value = attached[1:] if attached.startswith("=") else attached
+        return (_OPTIONS, ((spec.long, spec, value, "-" + letter, True),))
+    if spec is not None and spec.arg == "required":
+        return (_VALUED, spec.long, spec, text)
+    if spec is None or spec.arg == "none":
+        # bundled flags such as -lK
+        bundled = []
+        for extra in text[1:]:
+            extra_spec = option_table.lookup_exact(table, extra)
+            bundled.append((extra_spec.long if extra_spec else extra, extra_spec, None, "-" + extra, True))
+        return (_OPTIONS, tuple(bundled))
+    return (_OPTIONS, ((spec.long, spec, None, text, True),))
 
 
 class OptionReading:
@@ -530,7 +560,12 @@ class OptionReading:
         self.unknowns: List[int] = []  # where the reading met an unknown word among the options
         argv = step.command.argv
         self.options: List[StepOption] = []
-        _, self.end, self.incomplete = _read_options(argv, step.srun_index + 1, self.options, False, self.marks, self.unknowns)
+        # What each word value reads as (``_plan``): the re-readings read the step's own words
+        # and the same few alternatives' words again and again, at other places.
+        self.plans: Dict[int, tuple] = {}
+        _, self.end, self.incomplete = _read_options(
+            argv, step.srun_index + 1, self.options, False, self.marks, self.unknowns, plans=self.plans
+        )
         self.starts = sorted(self.marks)
 
     def reread(self, command: Command, start: int, stop: int, count: int) -> Step:
@@ -543,13 +578,15 @@ class OptionReading:
         position = bisect.bisect_right(self.starts, start) - 1
         if position < 0:  # the step's reading began at no word: nothing to share
             options: List[StepOption] = []
-            _, i, incomplete = _read_options(argv, begin + 1, options, False)
+            _, i, incomplete = _read_options(argv, begin + 1, options, False, plans=self.plans)
             return Step(command, begin, options, argv[i:], [], options_incomplete=incomplete)
         resume = self.starts[position]  # the readings agree up to this word
         read, incomplete = self.marks[resume]
         options = self.options[:read]
         shift = count - (stop - start)
-        ended, i, incomplete = _read_options(argv, resume, options, incomplete, None, None, self.marks, start + count, shift)
+        ended, i, incomplete = _read_options(
+            argv, resume, options, incomplete, None, None, self.marks, start + count, shift, self.plans
+        )
         if ended:
             return Step(command, begin, options, argv[i:], [], options_incomplete=incomplete)
         original = i - shift  # lined up with the step's own reading at this word
@@ -558,9 +595,9 @@ class OptionReading:
         return Step(command, begin, options, argv[self.end + shift :], [], options_incomplete=incomplete)
 
 
-def _option_with_unknown_value(word: Word, table) -> Optional[StepOption]:
+def _option_with_unknown_value(word: Word, table) -> Optional[tuple]:
     """``--name=<unknown>`` or ``-x<unknown>``: a known option taking a value, its attached value
-    filled in at run time."""
+    filled in at run time, as ``(name, spec, value, written, value_known)``."""
     prefix = ""
     for piece in word.pieces:
         if not piece.known:
@@ -571,7 +608,7 @@ def _option_with_unknown_value(word: Word, table) -> Optional[StepOption]:
         spec = option_table.lookup_exact(table, prefix[1])
         if spec is None or spec.arg != "required":
             return None
-        return StepOption(spec.long, spec, word.text[2:], [word], "-" + prefix[1], value_known=False)
+        return (spec.long, spec, word.text[2:], "-" + prefix[1], False)
     if not prefix.startswith("--") or "=" not in prefix:
         return None
     name = prefix[2:].split("=", 1)[0]
@@ -579,7 +616,7 @@ def _option_with_unknown_value(word: Word, table) -> Optional[StepOption]:
     if spec is None or spec.arg == "none":
         return None
     value = word.text.split("=", 1)[1]
-    return StepOption(spec.long, spec, value, [word], "--" + name, value_known=False)
+    return (spec.long, spec, value, "--" + name, False)
 
 
 def _task_commands(values: Values, step: Step) -> List[Command]:
