@@ -954,7 +954,7 @@ def build_scan(script: "Script") -> List[Secret]:
             text_regions.append((Span(start, end), True, "text"))
     for region in script.errors if hinted else ():
         if holds(region.start, region.end):  # type: ignore[misc]
-            text_regions.append((region, True, "text"))
+            text_regions.append((region, True, "unparsed"))
     for region, live, site in text_regions:
         for secret in text_secrets(script.source, region, live, site):
             if not any(s.span.overlaps(secret.span) for s in collector.found.values()):

@@ -137,7 +137,8 @@ def parse_indexed(data: bytes) -> "Tuple[Tree, NodeIndex]":
     the walk) cannot find one either and is skipped; otherwise it runs as ``parse`` runs it."""
     data, tree = _first_tree(data)
     index = NodeIndex(tree.root_node)
-    if data.find(b"=") < 0 or not _may_glue(index.of_type("command"), data):
+    # (the index holds no command below an ERROR node: with one, the search runs as ``parse``'s)
+    if data.find(b"=") < 0 or (not tree.root_node.has_error and not _may_glue(index.of_type("command"), data)):
         return tree, index
     fixed = _reparsed(data, tree, _unglued(data, tree))
     if fixed is tree:
@@ -298,6 +299,19 @@ def _walk(node: Node) -> Iterator[Node]:
                 return
 
 
+def _walk_outside_errors(node: Node) -> Iterator[Node]:
+    """``_walk`` that does not enter an ERROR node (it yields the ERROR node itself)."""
+    cursor = node.walk()
+    while True:
+        current = cursor.node
+        yield current
+        if current.kind_id != ERROR_KIND and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+
+
 def _no_index() -> "Optional[NodeIndex]":
     return None
 
@@ -309,18 +323,27 @@ _last_index: "Callable[[], Optional[NodeIndex]]" = _no_index  # a weak reference
 # the tree is walked (about a third of its nodes); another type is found by a walk of the tree
 # when asked (the same nodes, in the same order, at a walk's cost): list it here if it is asked
 # for every script.
+#
+# Below an ERROR node (a region the parser could not read: SBL001/SBL016 report it as not
+# analysed) the nodes are the parser's guesses from its error recovery, not the script's
+# structure, so no analysis reads them as code: the index keeps only ``TEXT_IN_ERROR`` there,
+# the nodes that mark text as text (comments, here-document bodies and their redirects, which
+# the header scan skips and the secrets scan reads as text), and a walk for another type does
+# not enter an ERROR node either.
 INDEXED = frozenset({
     "variable_assignment", "declaration_command", "for_statement", "command", "unset_command",
     "command_name", "comment", "heredoc_body", "heredoc_redirect", "file_redirect",
     "simple_expansion", "expansion", "concatenation", "variable_name",
     "string", "raw_string", "ansi_c_string", "translated_string", "arithmetic_expansion",
 })
-_INDEX_KINDS: "Optional[Tuple[Dict[str, Tuple[int, ...]], frozenset]]" = None
+TEXT_IN_ERROR = frozenset({"comment", "heredoc_body", "heredoc_redirect"})
+ERROR_KIND = 0xFFFF  # the kind id of an ERROR node (tree-sitter's built-in error symbol)
+_INDEX_KINDS: "Optional[Tuple[Dict[str, Tuple[int, ...]], frozenset, frozenset]]" = None
 
 
-def _index_kinds() -> "Tuple[Dict[str, Tuple[int, ...]], frozenset]":
-    """The kind ids of each ``INDEXED`` type (a type name may stand for several: aliases), and
-    all of them."""
+def _index_kinds() -> "Tuple[Dict[str, Tuple[int, ...]], frozenset, frozenset]":
+    """The kind ids of each ``INDEXED`` type (a type name may stand for several: aliases), all
+    of them, and those of the ``TEXT_IN_ERROR`` types."""
     global _INDEX_KINDS
     if _INDEX_KINDS is None:
         language = parser().language
@@ -330,7 +353,8 @@ def _index_kinds() -> "Tuple[Dict[str, Tuple[int, ...]], frozenset]":
             if group is not None:
                 group.append(kind)
         _INDEX_KINDS = ({name: tuple(group) for name, group in ids.items()},
-                        frozenset(kind for group in ids.values() for kind in group))
+                        frozenset(kind for group in ids.values() for kind in group),
+                        frozenset(kind for name in TEXT_IN_ERROR for kind in ids[name]))
     return _INDEX_KINDS
 
 
@@ -346,7 +370,7 @@ class NodeIndex:
         global _last_index
         self.root = root
         self._order: Optional[List[Node]] = None  # every node, in walk order (see ``order``)
-        ids, wanted = _index_kinds()
+        ids, wanted, text_kinds = _index_kinds()
         # grouped by kind_id (an int: no string made per node); every kept node also in ``kept``,
         # in walk order, which a question about several kind ids reads
         nodes: Dict[int, List[Node]] = {}
@@ -364,7 +388,27 @@ class NodeIndex:
                     nodes[kind] = [node]
                 else:
                     group.append(node)
-            if cursor.goto_first_child():
+            elif kind == ERROR_KIND:  # only its text nodes, then on past it (see ``TEXT_IN_ERROR``)
+                inner = node.walk()
+                moving = inner.goto_first_child()
+                while moving:
+                    found = inner.node
+                    found_kind = found.kind_id
+                    if found_kind in text_kinds:
+                        kept.append(found)
+                        kinds.append(found_kind)
+                        group = nodes.get(found_kind)
+                        if group is None:
+                            nodes[found_kind] = [found]
+                        else:
+                            group.append(found)
+                    if inner.goto_first_child():
+                        continue
+                    while not inner.goto_next_sibling():
+                        if not inner.goto_parent():  # back at the ERROR node: done
+                            moving = False
+                            break
+            if kind != ERROR_KIND and cursor.goto_first_child():
                 continue
             while not cursor.goto_next_sibling():
                 if not cursor.goto_parent():  # a cursor never leaves the node it started at
@@ -402,9 +446,9 @@ class NodeIndex:
                     merged = nodes[ids[0]]
                 else:  # several groups: the kept nodes of their ids, in walk order
                     merged = list(compress(self._kept, map(frozenset(ids).__contains__, self._kept_kinds)))
-            else:  # a type the walk did not keep
+            else:  # a type the walk did not keep (none below an ERROR node)
                 names = frozenset(kinds)
-                merged = [node for node in _walk(self.root) if node.type in names]
+                merged = [node for node in _walk_outside_errors(self.root) if node.type in names]
             self._merged[kinds] = merged
         return merged
 

@@ -409,7 +409,11 @@ class RegionNotAnalysed(Rule):
         Reports each region of a script that `bash -n` accepts but that this linter's parser
         could not read, so that no rule looked inside it. It is information about the linter's
         limits, not a mistake in the script; a script bash itself rejects is SBL001's. Without
-        `bash` on the machine such regions are reported by SBL001.
+        `bash` on the machine such regions are reported by SBL001. The parser often gives up
+        several lines before the construct it cannot read (from the first command after the
+        header, in a long script), and the region reported is all it gave up on. Only
+        credentials are still looked for there, by reading the region as text (SBL401), so that
+        they are reported and masked in the output.
     """
     why = """
         Silence inside a region nobody read does not mean the lines are correct: a late

@@ -42,6 +42,7 @@ _WHERE = {
     "option": "passed to --{name}",
     "wandb": "given to `wandb login`",
     "text": "in a here-document",
+    "unparsed": "given as {name}=… in a region the parser could not read",
 }
 
 
