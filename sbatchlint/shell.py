@@ -146,6 +146,38 @@ def parse_indexed(data: bytes) -> "Tuple[Tree, NodeIndex]":
     return fixed, NodeIndex(fixed.root_node)
 
 
+def parse_collecting(data: bytes, kinds: "Sequence[str]") -> "Tuple[Tree, List[Node]]":
+    """``parse(data)`` and the nodes of its tree of the types ``kinds`` (``INDEXED`` types, among
+    them "command"), in walk order: for a short text parsed once (a string a task's shell runs),
+    one walk gives them and answers the glued-assignment question as ``parse_indexed`` does (only
+    when a command may hold glued assignments is every byte searched), without a ``NodeIndex``."""
+    data, tree = _first_tree(data)
+    nodes = _nodes_of(tree.root_node, kinds)
+    if data.find(b"=") < 0 or not _may_glue([node for node in nodes if node.type == "command"], data):
+        return tree, nodes
+    fixed = _reparsed(data, tree, _unglued(data, tree))
+    if fixed is tree:
+        return tree, nodes
+    return fixed, _nodes_of(fixed.root_node, kinds)
+
+
+def _nodes_of(root: Node, kinds: "Sequence[str]") -> "List[Node]":
+    """The nodes below ``root`` (inclusive) of the ``INDEXED`` types ``kinds``, in walk order."""
+    ids = _index_kinds()[0]
+    wanted = frozenset(kind for name in kinds for kind in ids[name])
+    found: List[Node] = []
+    cursor = root.walk()
+    while True:
+        node = cursor.node
+        if node.kind_id in wanted:
+            found.append(node)
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():  # a cursor never leaves the node it started at
+                return found
+
+
 def _first_tree(data: bytes) -> "Tuple[bytes, Tree]":
     """The parse of ``data``, or of ``data`` without arithmetic base prefixes when only that one
     parses clean (with the bytes it parsed)."""

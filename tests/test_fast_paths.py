@@ -124,6 +124,47 @@ def test_the_indexed_parse_undoes_glued_assignments_as_the_plain_parse_does(data
             assert [_sexp(n) for n in index.of_type(kind)] == [_sexp(n) for n in plain.of_type(kind)]
 
 
+@pytest.mark.parametrize("data", GLUE_SHAPES)
+def test_the_collecting_parse_of_a_task_string_is_the_plain_parse_and_its_walk(data):
+    """``parse_collecting`` (a task string's parse, with the nodes its values read) skips the
+    pattern search when no command may hold glued assignments: it gives the tree ``parse``
+    gives, glued or not, and the nodes of those types a walk of that tree finds."""
+    from sbatchlint.model.values import Values
+    from sbatchlint.shell import parse, parse_collecting, walk
+
+    kinds = Values.COLLECTED
+    for text in (data, data + b"srun hostname\n", b"echo start\n" + data + b"  srun -n 2 x\n",
+                 data + b"# note\nsrun x\n", b"(" + data + b"srun x)\n", b"echo $(" + data + b"ls)\n",
+                 b"echo $((10#$N))\n" + data + b"srun x\n", b">log " + data + b"srun x\n",
+                 b"for i in 1 2; do export A=$i; unset B; declare -x C=1; done\n" + data + b"x\n"):
+        tree, nodes = parse_collecting(text, kinds)
+        plain = parse(text)
+        assert _sexp(tree.root_node) == _sexp(plain.root_node), text
+        assert [_sexp(n) for n in nodes] == [_sexp(n) for n in walk(plain.root_node) if n.type in kinds], text
+
+
+def test_a_task_string_read_before_or_after_its_tree_was_asked_for_reads_the_same():
+    """A task string's text parsed first for its commands (nodes found by the parse's walk) or
+    first for its tree alone (``task_tree``: nodes found by walking it after) gives the same
+    tree, assignments and commands."""
+    from sbatchlint.model import steps as step_model
+
+    body = ('CMD="A=1 B=2\nexport C=$A; for i in 1 2; do D+=$i; done; unset B\n'
+            'X=1 Y=2 python t.py --a $A --c \\$C --d $D"\nsrun bash -c "$CMD"\n')
+    first, second = script(HEADER + body), script(HEADER + body)
+    string = first.steps[0].task_string
+    text = string.text.encode("utf-8")
+    step_model.task_tree(second.values, text)  # the tree first, as the launches may ask
+    second.steps
+    a, b = step_model._task_text(first.values, text), step_model._task_text(second.values, text)
+    assert _sexp(a[0].root_node) == _sexp(b[0].root_node)
+    assert [_sexp(n) for n in a[3]] == [_sexp(n) for n in b[3]] and len(a[3]) > 4
+    assert {k: [x.span for x in v] for k, v in a[1].assignments.items()} == {
+        k: [x.span for x in v] for k, v in b[1].assignments.items()}
+    assert [[w.text for w in c.argv] for c in first.steps[0].task_commands] == [
+        [w.text for w in c.argv] for c in second.steps[0].task_commands]
+
+
 def test_a_glued_line_is_cut_in_the_scripts_own_tree():
     """A command whose leading assignments end a line gets the ``;`` (its tree has the
     assignments as a statement of their own), and a command without one keeps its tree."""

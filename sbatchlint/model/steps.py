@@ -756,11 +756,16 @@ def _task_text(values: Values, text: bytes) -> list:
     """[tree, Values, the commands built so far (by index), the tree's nodes of Values.COLLECTED
     types, the command nodes or None] of a task string's text, kept on the batch script's Values
     (one walk of the tree serves both)."""
-    by_text = values.task_memo.texts
+    memo = values.task_memo
+    by_text = memo.texts
     local = by_text.get(text)
     if local is None:
-        tree = task_tree(values, text)
-        nodes = [node for node in shell.walk(tree.root_node) if node.type in _COLLECTED]
+        tree = memo.trees.get(text)
+        if tree is None:  # (most texts: parsed here first, their nodes found by the same walk)
+            tree, nodes = shell.parse_collecting(text, Values.COLLECTED)
+            memo.trees[text] = tree
+        else:
+            nodes = [node for node in shell.walk(tree.root_node) if node.type in _COLLECTED]
         local = by_text[text] = [tree, Values(text, tree.root_node, nodes), {}, nodes, None]
     return local
 
