@@ -509,6 +509,21 @@ def error_regions(tree: Tree, data: bytes, index: Optional[NodeIndex] = None) ->
     return _merge(regions)
 
 
+def first_failure(tree: Tree, region: Span) -> Optional[int]:
+    """Where the parser first failed inside an error region (``error_regions``): the start of
+    the earliest ERROR node or MISSING token nested in it. Its recovery often takes many valid
+    lines before the construct it could not read into one ERROR node, whose start then says
+    little; None when nothing is nested (the region's own start is the place)."""
+    found: Optional[int] = None
+    for node in _broken(tree.root_node):
+        start = node.start_byte
+        if not (region.start <= start < region.end) or (found is not None and start >= found):
+            continue
+        if node.is_missing or (node.type == "ERROR" and start > region.start):
+            found = start
+    return found
+
+
 def _broken(root: Node) -> Iterator[Node]:
     """Every node that is or holds a syntax error (``has_error``): ERROR nodes, MISSING tokens and
     their ancestors, without entering a subtree that has none."""

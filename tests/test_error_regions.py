@@ -145,3 +145,29 @@ def test_glued_assignments_are_undone_in_a_script_with_an_error_region():
     data = inside.encode("utf-8")
     tree, _index = shell.parse_indexed(data)
     assert str(tree.root_node) == str(shell.parse(data).root_node)
+
+
+def test_the_line_where_the_parser_failed_is_named():
+    # the region starts at `set -eu`; the test word the parser cuts is on the `if` line
+    text = HEADER + BODY
+    failed = text.splitlines().index('  if [ $DATA/part_$RANK.bin = "$WANT" ]; then') + 1
+    [finding] = [d for d in lint_text(text) if d.code == "SBL016"]
+    assert finding.notes == (f"the parser first failed on line {failed}: what it could not read is there",)
+    assert failed > 4  # not the region's first line
+
+
+def test_no_line_is_named_when_the_region_starts_where_the_parser_failed():
+    text = HEADER + 'if [ $DATA/part_$RANK.bin = "$WANT" ]; then\n  srun hostname\nfi\n'
+    [finding] = [d for d in lint_text(text) if d.code == "SBL016"]
+    assert finding.notes == ()
+
+
+def test_without_bash_the_syntax_error_names_the_line_too(monkeypatch):
+    # SBL001 quotes bash's own complaint when bash can be asked; without it, the parser's line
+    from sbatchlint.model import bash
+
+    monkeypatch.setattr(bash, "bash_syntax_error", lambda data: (None, None))
+    text = HEADER + BODY
+    failed = text.splitlines().index('  if [ $DATA/part_$RANK.bin = "$WANT" ]; then') + 1
+    [finding] = [d for d in lint_text(text) if d.code == "SBL001"]
+    assert finding.notes == (f"the parser first failed on line {failed}: what it could not read is there",)

@@ -97,6 +97,15 @@ class Script:
         """Regions the parser could not read."""
         return shell.error_regions(self.tree, self.data, self.node_index)
 
+    def failure_line(self, region: Span) -> Optional[int]:
+        """The line where the parser first failed inside one of ``errors``, when that is not
+        the region's first line (``shell.first_failure``)."""
+        at = shell.first_failure(self.tree, region)
+        if at is None:
+            return None
+        line = self.source.line_of(at)
+        return line if line != self.source.line_of(region.start) else None
+
     @cached_property
     def header(self) -> Header:
         table = options.with_site_options(options.SBATCH, self.settings.get("extra_options"))

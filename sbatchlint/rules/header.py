@@ -21,7 +21,8 @@ class ShellSyntaxError(Rule):
     summary = "The script is not valid bash; regions the parser could not read are not checked."
     what = """
         Reports every region of the script that the bash parser could not read. When `bash` is
-        installed, `bash -n` is asked as well and its message is quoted. A region the parser
+        installed, `bash -n` is asked as well and its message is quoted; without it, a note names
+        the line where the parser first failed when the region starts before it. A region the parser
         could not read is reported as not checked: none of the other rules looked inside it, so
         silence there does not mean the lines are correct. When `bash -n` accepts the script,
         the region is valid bash that this parser cannot read: that is SBL016's information,
@@ -76,7 +77,7 @@ class ShellSyntaxError(Rule):
             if complaint:
                 yield self.report(script, region, f"bash: {complaint}", label="not parsed", notes=(unchecked,))
             else:
-                yield self.report(script, region, unchecked, label="not parsed")
+                yield self.report(script, region, unchecked, label="not parsed", notes=failed_at(script, region))
 
 
 @register
@@ -411,7 +412,8 @@ class RegionNotAnalysed(Rule):
         limits, not a mistake in the script; a script bash itself rejects is SBL001's. Without
         `bash` on the machine such regions are reported by SBL001. The parser often gives up
         several lines before the construct it cannot read (from the first command after the
-        header, in a long script), and the region reported is all it gave up on. Only
+        header, in a long script), and the region reported is all it gave up on; a note then
+        names the line where it first failed, which holds the construct it cannot read. Only
         credentials are still looked for there, by reading the region as text (SBL401), so that
         they are reported and masked in the output.
     """
@@ -463,4 +465,13 @@ class RegionNotAnalysed(Rule):
             where = f"line {first}" if first == last else f"lines {first}-{last}"
             verb = "was" if first == last else "were"
             message = f"bash accepts {where}, but {'it' if first == last else 'they'} could not be parsed here and {verb} not analysed"
-            yield self.report(script, region, message, label="not analysed")
+            yield self.report(script, region, message, label="not analysed", notes=failed_at(script, region))
+
+
+def failed_at(script, region: Span) -> Tuple[str, ...]:
+    """A note naming the line where the parser first failed in a region, when the region
+    starts lines before it: that line holds the construct to look at."""
+    line = script.failure_line(region)
+    if line is None:
+        return ()
+    return (f"the parser first failed on line {line}: what it could not read is there",)
