@@ -20,6 +20,7 @@ hook) can use it. The analysis that finds secrets with the shell model lives in
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from functools import lru_cache
 
 from .diagnostics import Edit
@@ -373,23 +374,6 @@ def shape_hints(chunk: bytes) -> bool:
     return found
 
 
-def hint_spans(data: bytes) -> List[Tuple[int, int]]:
-    """(start, end) of every hint ``text_secrets`` looks for in ``data`` (a name's, in any
-    case; ``wandb``; the literal part of each credential shape), in order: a part of ``data``
-    passes ``text_hints`` exactly when one of these lies inside it."""
-    lowered = data.lower()
-    found: List[Tuple[int, int]] = []
-    for text, hints in ((lowered, NAME_HINTS), (data, (b"wandb",) + _SHAPE_HINT_BYTES)):
-        for hint in hints:
-            size = len(hint)
-            at = text.find(hint)
-            while at >= 0:
-                found.append((at, at + size))
-                at = text.find(hint, at + 1)
-    found.sort()
-    return found
-
-
 def text_hints(chunk: bytes) -> bool:
     """Whether ``chunk`` holds anything ``text_secrets`` looks for: a secret-looking name,
     ``wandb``, the literal part of a credential shape (all ASCII, which both decodings keep as
@@ -440,6 +424,57 @@ def text_secrets(source: Source, region: Span, live: bool, site: str) -> Iterato
         yield Secret(span_of(start, end), shape.kind, "", text[start:end], live, site)
 
 
+def whole_text_secrets(source: Source) -> Tuple[Tuple[Secret, ...], List[Tuple[int, int]]]:
+    """What ``text_secrets`` yields for the whole of ``source`` (in its order), and (start,
+    place in that order) of each, sorted: kept on ``source`` for its bytes, since ``text_scan``
+    and the secrets scan of every stretch bounded by lines (``within``) read them."""
+    data = source.data
+    kept = source.__dict__.get("_text_hits")
+    if kept is not None and kept[0] is data and kept[1] == source.encoding:
+        return kept[2], kept[3]
+    hits = tuple(text_secrets(source, Span(0, len(data)), True, "text"))
+    starts = sorted((secret.span.start, index) for index, secret in enumerate(hits))
+    source.__dict__["_text_hits"] = (data, source.encoding, hits, starts)
+    return hits, starts
+
+
+def line_bounded(data: bytes, start: int, end: int) -> bool:
+    """Whether only spaces and tabs stand between the start of the line and ``start``, and
+    between ``end`` and the end of its line (``end`` right after a newline ends a line too).
+
+    Every match the text scan makes lies within a line and starts with no space or tab, and its
+    look-arounds see only what a space, a tab, a newline or nothing gives alike: the matches
+    ``text_secrets`` makes in such a stretch are those the whole file's scan makes there, in
+    the same order (``within``)."""
+    if start:
+        line_start = data.rfind(b"\n", 0, start) + 1
+        if line_start != start and data[line_start:start].strip(b" \t"):
+            return False
+    if end < len(data) and data[end - 1 : end] != b"\n":
+        line_end = data.find(b"\n", end)
+        if line_end < 0:
+            line_end = len(data)
+        if line_end != end and data[end:line_end].strip(b" \t\r"):
+            return False
+    return True
+
+
+def within(whole: Tuple[Tuple[Secret, ...], List[Tuple[int, int]]], region: Span, live: bool, site: str) -> List[Secret]:
+    """``text_secrets(source, region, live, site)`` for a ``region`` bounded by lines
+    (``line_bounded``), from ``whole_text_secrets(source)``."""
+    hits, starts = whole
+    start, end = region.start, region.end
+    inside = []
+    for at in range(bisect_left(starts, (start, -1)), len(starts)):
+        hit_start, index = starts[at]
+        if hit_start >= end:
+            break
+        if hits[index].span.end <= end:
+            inside.append(index)
+    inside.sort()
+    return [Secret(hits[i].span, hits[i].kind, hits[i].name, hits[i].value, live, site) for i in inside]
+
+
 def text_scan(source: Source) -> List[Secret]:
     """Secrets found by reading the whole file as text (Python files, or when the model fails).
 
@@ -450,7 +485,7 @@ def text_scan(source: Source) -> List[Secret]:
     if kept is not None and kept[0] is data and kept[1] == source.encoding:
         return list(kept[2])
     found: Dict[Span, Secret] = {}
-    for secret in text_secrets(source, Span(0, len(data)), True, "text"):
+    for secret in whole_text_secrets(source)[0]:
         if not any(other.overlaps(secret.span) for other in found):
             found[secret.span] = secret
     result = sorted(found.values(), key=lambda s: s.span)

@@ -21,7 +21,7 @@ Placeholders are not secrets: ``hf_your_token_here``, ``<YOUR_HF_TOKEN>``, ``cha
 from __future__ import annotations
 
 import posixpath
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 from . import options as option_table
@@ -40,11 +40,13 @@ from .redaction import (
     normalize_name,
     secret_name_kind,
     shape_of,
-    hint_spans,
+    line_bounded,
     name_hints,
     shape_hints,
     text_scan,
     text_secrets,
+    whole_text_secrets,
+    within,
 )
 from .shell import quoted_interior
 from .source import Source, Span
@@ -933,35 +935,57 @@ def build_scan(script: "Script") -> List[Secret]:
 
     # Text: comments (not live), heredoc bodies and unparsed regions (live, no fix). A file
     # without anything a text search looks for has no secret in any of them (nor a shape below).
-    text_regions: List[Tuple[Span, bool, str]] = []
     shaped = shape_hints(data)
     hinted = shaped or name_hints(data)  # text_hints(data)
-    # Only a region holding one of the hints can hold a secret (text_secrets finds nothing in
-    # the others, and no shape below lies in a comment without its literal part): where the
-    # hints are is found once, and each region asks whether one lies inside it.
-    holds = _HintLocator(hint_spans(data)).holds if hinted else None
-    directive_lines = {d.line for d in script.header.directives} if hinted else set()
-    for node in script.nodes_of_type("comment", "heredoc_body") if hinted else ():
-        start, end = node.start_byte, node.end_byte
-        if not holds(start, end):  # type: ignore[misc]
-            continue
-        if node.type == "comment":
-            line = script.source.line_of(start)
-            if line in directive_lines:
-                continue
-            text_regions.append((Span(start, end), False, "comment"))
-        elif node.type == "heredoc_body":
-            text_regions.append((Span(start, end), True, "text"))
-    for region in script.errors if hinted else ():
-        if holds(region.start, region.end):  # type: ignore[misc]
-            text_regions.append((region, True, "unparsed"))
-    for region, live, site in text_regions:
-        for secret in text_secrets(script.source, region, live, site):
+    source = script.source
+
+    # (a comment on a line of a ``#SBATCH`` directive is the directive's, not a comment: asked
+    # only of a comment where something is found)
+    directive_lines: List[Set[int]] = []
+
+    def on_directive_line(start: int) -> bool:
+        if not directive_lines:
+            directive_lines.append({d.line for d in script.header.directives})
+        return source.line_of(start) in directive_lines[0]
+
+    # A region bounded by lines (most comments, every here-document body) holds what the
+    # whole file's text scan finds there (``redaction.within``): that scan is the one
+    # ``found_in`` makes of the file anyway (``text_scan``), so no region is read twice. Another
+    # region is scanned on its own (``text_secrets`` looks no further into one without a hint).
+    whole = whole_text_secrets(source) if hinted else ((), [])
+    found_in_whole = bool(whole[0])  # (most files: nothing is found in the whole of them)
+    size = len(data)
+
+    def scan_region(start: int, end: int, live: bool, site: str) -> None:
+        if line_bounded(data, start, end):
+            if not found_in_whole:
+                return
+            found = within(whole, Span(start, end), live, site)
+        else:
+            found = text_secrets(source, Span(start, end), live, site)
+        for secret in found:
+            if not live and on_directive_line(start):
+                break
             if not any(s.span.overlaps(secret.span) for s in collector.found.values()):
                 collector.add(secret)
 
-    # Known shapes anywhere else in the code.
-    comments = [r for r, live, _ in text_regions if not live]
+    comments: List[Tuple[int, int]] = []  # (kept for the shapes below)
+    for node in script.nodes_of_type("comment", "heredoc_body") if hinted else ():
+        start, end = node.start_byte, node.end_byte
+        if node.type == "comment":
+            if shaped:
+                comments.append((start, end))
+            elif not found_in_whole and (start == 0 or data[start - 1] == 10) and (end == size or data[end] == 10):
+                continue  # bounded by lines (most comments), and nothing found in the whole file
+            scan_region(start, end, False, "comment")
+        elif node.type == "heredoc_body":
+            scan_region(start, end, True, "text")
+    for region in script.errors if hinted else ():
+        scan_region(region.start, region.end, True, "unparsed")
+
+    # Known shapes anywhere else in the code (not in a comment: found above, not live).
+    comments.sort()
+    comment_starts = [start for start, _ in comments]
     for shape, pattern, hints in byte_shapes() if shaped else ():
         if not any(hint in data for hint in hints):
             continue
@@ -971,31 +995,14 @@ def build_scan(script: "Script") -> List[Secret]:
             span = Span(match.start(), match.end())
             if any(s.span.contains(span) or s.span.overlaps(span) for s in collector.found.values()):
                 continue
-            if any(r.contains(span) for r in comments):
-                continue
+            at = bisect_right(comment_starts, span.start) - 1  # comments do not overlap
+            if at >= 0 and span.end <= comments[at][1] and not on_directive_line(comments[at][0]):
+                continue  # within a comment
             value = match.group(0).decode("ascii")
             edits, how = _replacement(script, span, shape.env)
             ctx_task = _context(script, span).task is not None
             collector.add(Secret(span, shape.kind, "", value, True, "token", shape.env, edits, how, ctx_task))
     return sorted(collector.found.values(), key=lambda s: (s.span.start, s.span.end))
-
-
-class _HintLocator:
-    """Whether a stretch of the file holds a hint, from where the hints are (``hint_spans``)."""
-
-    def __init__(self, spans: List[Tuple[int, int]]) -> None:
-        self.starts = [start for start, _ in spans]
-        self.ends = [end for _, end in spans]
-
-    def holds(self, start: int, end: int) -> bool:
-        starts, ends = self.starts, self.ends
-        index = bisect_left(starts, start)
-        count = len(starts)
-        while index < count and starts[index] < end:
-            if ends[index] <= end:
-                return True
-            index += 1
-        return False
 
 
 def _scan_directives(collector: _Collector, script: "Script") -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from lintutil import fix_text, lint_text, said
 from sbatchlint import redaction, secrets
-from sbatchlint.source import Source
+from sbatchlint.source import Source, Span
 
 HF = "hf_" + "A1b2" * 9
 GH = "ghp_" + "Zz9Y" * 9
@@ -927,40 +927,67 @@ def test_a_fallback_of_any_secret_name_is_found_past_the_byte_test(name, operato
     assert [(s.span, s.name) for s in secrets.find(Source(text.encode(), "job.sh"))] == found
 
 
-def test_hint_locator_agrees_with_the_text_test_on_every_stretch():
-    # where a hint lies decides which comments, here-documents and unread regions are scanned
-    data = (b"# WandB: hf_tok sk-x xoxox wandb api_KEY\n"
-            b"cat <<EOF\nPassWord=1 AKIASIA ghp_ hooks.slack.com/services/T\nEOF\nSecret\n")
-    locator = secrets._HintLocator(redaction.hint_spans(data))
-    differ = [
-        (start, end)
-        for start in range(len(data))
-        for end in range(start, len(data) + 1)
-        if locator.holds(start, end) != redaction.text_hints(data[start:end])
-    ]
-    assert differ == []
-
-
 _TEXT_REGIONS = (
     "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --job-name=hf_token_check\n"
+    "#SBATCH --comment={hf} # TOKEN={w}\n"
     "# export HF_TOKEN={hf}\n"
     "# nothing to see here\n"
     "# a key for later: wandb login {w}\n"
+    "  # indented: MY_SECRET={w}\t\n"
     "cat > ~/.netrc <<EOF\nmachine hub password {hf}\nEOF\n"
     "cat > notes.txt <<EOF\njust notes\nEOF\n"
     "echo done  # old one: {gh}\n"
-    "if [ ; then\n  MY_API_KEY={w}\nfi )\n"
+    "NAME= #TOKEN={w}\n"
+    "SECRET= #TOKEN={w}\n"
+    "python x.py --token #{gh} # HF_TOKEN={hf}\r\n"
+    "echo ){hf} ) API_KEY={w} )\n"
+    "if [ ; then\n  MY_API_KEY={w}\nfi ) # hub_token={gh}\n"
 )
 
 
-def test_scanning_only_hinted_regions_finds_what_scanning_all_finds(monkeypatch):
+def test_text_of_a_stretch_bounded_by_lines_is_what_the_whole_file_gives_there():
+    # a comment, here-document or unread region that starts and ends a line (but for spaces
+    # and tabs) is not scanned on its own: the whole file's text scan gives what lies inside
     text = _TEXT_REGIONS.format(hf=HF, w=WANDB, gh=GH)
-    source = Source(text.encode(), "job.sh")
-    quick = [(s.span, s.site, s.live, s.name) for s in secrets.find(source)]
-    assert {site for _span, site, _live, _name in quick} >= {"comment", "text"}
-    assert len(quick) >= 5
-    monkeypatch.setattr(secrets._HintLocator, "holds", lambda self, start, end: True)
-    assert [(s.span, s.site, s.live, s.name) for s in secrets.find(Source(text.encode(), "job.sh"))] == quick
+    for data in (
+        text.encode(),
+        text.replace("\n", "\r\n").encode(),
+        text.encode() + b"# caf\xe9 TOKEN=" + WANDB.encode() + b"\n",  # not UTF-8: read as Latin-1
+    ):
+        source = Source(data, "job.sh")
+        whole = redaction.whole_text_secrets(source)
+        assert len(whole[0]) >= 8
+        checked = 0
+        for start in range(len(data) + 1):
+            for end in range(start, len(data) + 1):
+                if not redaction.line_bounded(data, start, end):
+                    continue
+                region = Span(start, end)
+                assert redaction.within(whole, region, False, "comment") == list(
+                    redaction.text_secrets(source, region, False, "comment")), (start, end)
+                checked += 1
+        assert checked > 500
+
+
+@pytest.mark.parametrize("lone", [False, True])
+def test_scanning_regions_from_the_whole_file_finds_what_scanning_each_finds(lone, monkeypatch):
+    text = _TEXT_REGIONS.format(hf=HF, w=WANDB, gh=GH)
+    if lone:  # the whole file's scan finds nothing (the value it reads there is no secret's)
+        text = HEAD + "NAME= #TOKEN=%s\n  # x\n" % WANDB
+    for data in (text.encode(), text.replace("\n", "\r\n").encode()):
+        quick = [(s.span, s.site, s.live, s.name, s.value) for s in secrets.find(Source(data, "job.sh"))]
+        if lone:
+            assert not redaction.whole_text_secrets(Source(data, "job.sh"))[0] and len(quick) == 1
+        else:
+            assert {site for _span, site, _live, _name, _value in quick} >= {"comment", "text", "unparsed"}
+            assert len(quick) >= 8
+        with monkeypatch.context() as patched:  # every region scanned on its own
+            source = Source(data, "job.sh")
+            patched.setattr(secrets, "whole_text_secrets", lambda _source: ((None,), []))
+            patched.setattr(secrets, "within", lambda _whole, region, live, site: list(
+                redaction.text_secrets(source, region, live, site)))
+            every = [(s.span, s.site, s.live, s.name, s.value) for s in secrets.find(source)]
+        assert every == quick
 
 
 def test_expansion_sites_read_once_give_the_findings_read_every_time(monkeypatch):
