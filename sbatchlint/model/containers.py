@@ -950,9 +950,10 @@ class _Cover:
     run's spans hold a byte), so a question costs a binary search, not a walk of the run: a
     command built from a long ``$CMD`` asks about hundreds of pieces against hundreds."""
 
-    __slots__ = ("_points", "_depth", "_area")
+    __slots__ = ("_points", "_depth", "_area", "_whole")
 
     def __init__(self, whole: Dict[Tuple[int, int], int]) -> None:
+        self._whole = whole
         change: Dict[int, int] = {}
         for (start, end) in whole:
             if end > start:
@@ -979,7 +980,11 @@ class _Cover:
         return self._area[i] + self._depth[i] * (x - self._points[i])
 
     def covers(self, part: Dict[Tuple[int, int], int]) -> bool:
-        for (start, end) in part:
+        whole = self._whole
+        for key in part:
+            if key in whole:
+                continue  # one of the run's own spans: it covers itself (the others add to that)
+            start, end = key
             if self._integral(end) - self._integral(start) < end - start:
                 return False
         return True
@@ -1043,48 +1048,374 @@ def _split(value: Value) -> List[Value]:
     return split_words(value)
 
 
-def _step_container(script: "Script", step: Step) -> StepContainer:
+class _Variant:
+    """A variant of a step's reading told by what differs from the step's own (``OptionReading``)
+    reading: the options it shares with that reading before and after the stretch it reads anew
+    (``before``: how many come first; ``after``: where the shared ones begin again, None when
+    none do), and the pyxis options of that stretch (``new``), each a ``StepOption`` or a
+    template read once per alternative, made into the variant's own option when it is kept."""
+
+    __slots__ = ("owner", "argv", "index", "parts", "before", "after", "new", "_words")
+
+    def __init__(self, owner: "_StepVariants", argv: List[Word], index: int, parts: List[Value], before: int,
+                 after: Optional[int], new: list) -> None:
+        self.owner = owner
+        self.argv = argv  # the step's argv, whose word at ``index`` the variant replaces by ``parts``
+        self.index = index
+        self.parts = parts
+        self.before = before
+        self.after = after
+        self.new = new  # StepOption, or (template StepOption, positions of its words in parts)
+        self._words: Optional[Dict[int, Word]] = None
+
+    def word(self, n: int) -> Word:
+        """The variant's word for ``parts[n]`` (one object per part, as a re-read argv has)."""
+        words = self._words
+        if words is None:
+            words = self._words = {}
+        found = words.get(n)
+        if found is None:
+            replaced = self.argv[self.index]
+            found = words[n] = Word(self.parts[n], replaced.node, replaced.span, None)
+        return found
+
+    def option(self, entry) -> StepOption:
+        """One of ``new`` as the variant's own option."""
+        if entry.__class__ is StepOption:
+            return entry
+        template, positions = entry
+        return StepOption(template.name, template.spec, template.value, [self.word(n) for n in positions],
+                          template.written, template.value_known)
+
+    def context(self) -> "_VariantContext":
+        """The pieces of the variant's argv, the context of its mounts (``command_pieces``)."""
+        return _VariantContext(self)
+
+
+class _VariantContext(Context):
+    """``command_pieces`` of a variant's argv for ``site_span``, without the pieces themselves:
+    what each expansion site brought is the step's own figure less what the replaced word
+    brought (once per word and site), plus what the new words bring (once per alternative),
+    instead of every piece of the argv indexed again for each variant. Read only."""
+
+    __slots__ = ("variant", "_found")
+
+    def __init__(self, variant: _Variant) -> None:
+        super().__init__()
+        self.variant = variant
+        self._found: Dict[Tuple[int, int], Optional[Dict[Tuple[int, int], int]]] = {}
+
+    def site_extents(self) -> "_VariantContext":
+        return self
+
+    def get(self, site: Span) -> Optional[Dict[Tuple[int, int], int]]:
+        key = (site.start, site.end)
+        found = self._found.get(key, False)
+        if found is not False:
+            return found
+        variant = self.variant
+        owner = variant.owner
+        rest = owner.without(variant.index, site, key)
+        added = owner.brought(variant.parts).get(site)
+        if not added:
+            found = rest
+        elif not rest:
+            found = added
+        else:
+            found = dict(rest)
+            for at, count in added.items():
+                found[at] = found.get(at, 0) + count
+        self._found[key] = found
+        return found
+
+
+_SENTINEL = Word(Value((Piece("x", None),)), None, None, None)  # a program word: the options end
+
+
+def _clean_reading(parts: Sequence[Value], skip: int) -> Optional[List[Tuple[StepOption, Tuple[int, ...]]]]:
+    """The pyxis options among ``parts[skip:]`` read as srun option words, each with the
+    positions of its words in ``parts``; None unless the reading takes every part and no more,
+    whatever follows (no part ends the options, and the last does not take the next word as its
+    value): the words then read the same wherever they stand among the options."""
+    if skip >= len(parts):
+        return []
+    words = [Word(part, None, None, None) for part in parts[skip:]]
+    for word in words:
+        if word.known and word.text == "--":
+            return None
+    options: List[StepOption] = []
+    _, end, _ = step_model._read_options(words + [_SENTINEL], 0, options, False)
+    if end != len(words):
+        return None
+    position = {id(word): index + skip for index, word in enumerate(words)}
+    return [
+        (opt, tuple(position[id(word)] for word in opt.words))
+        for opt in options if opt.spec is not None and opt.spec.pyxis
+    ]
+
+
+class _StepVariants:
+    """A step's own option reading, with what ``_variants`` asks of it for every variant."""
+
+    def __init__(self, step: Step) -> None:
+        self.step = step
+        self.reading = reading = step_model.OptionReading(step)
+        options = reading.options
+        self.flags = [i for i, opt in enumerate(options) if opt.name == option_table.CONTAINER_MOUNTS]
+        self.parsed: Dict[Tuple[int, int], Optional[List[Tuple[StepOption, Tuple[int, ...]]]]] = {}
+        self.values: Dict[int, Value] = {}  # option_value of a template flag
+        self.argv = step.command.argv
+        self._extents: Dict[int, SiteExtents] = {}  # per replaced word, per alternative's words
+        self._without: Dict[Tuple[int, Tuple[int, int]], Optional[Dict[Tuple[int, int], int]]] = {}
+
+    def brought(self, pieces_of) -> SiteExtents:
+        """What each site brought into a word or a list of words (indexed once per step)."""
+        found = self._extents.get(id(pieces_of))
+        if found is None:
+            if pieces_of.__class__ is Word:
+                pieces = pieces_of.pieces
+            else:
+                pieces = [p for part in pieces_of for p in part.pieces]
+            found = self._extents[id(pieces_of)] = SiteExtents(pieces)
+        return found
+
+    def without(self, index: int, site: Span, key: Tuple[int, int]) -> Optional[Dict[Tuple[int, int], int]]:
+        """What ``site`` brought into the step's argv but its word at ``index`` (``_extent``'s form)."""
+        memo = (index, key)
+        if memo in self._without:
+            return self._without[memo]
+        whole = command_pieces(self.step.command).site_extents().get(site)
+        removed = self.brought(self.argv[index]).get(site) if whole else None
+        if removed:
+            found: Optional[Dict[Tuple[int, int], int]] = {}
+            for at, count in whole.items():
+                left = count - removed.get(at, 0)  # (the word's pieces are among the argv's)
+                if left:
+                    found[at] = left
+            found = found or None
+        else:
+            found = whole
+        self._without[memo] = found
+        return found
+
+    def variant(self, argv: List[Word], index: int, alternative: Value, parts: List[Value]) -> Optional[_Variant]:
+        """The variant of the step with ``argv[index]`` replaced by ``parts`` (the words of
+        ``alternative``), as ``OptionReading.reread`` would read it; None when its reading of the
+        new words may depend on what stands around them (then it is read in full)."""
+        reading = self.reading
+        marks = reading.marks
+        new: list = []
+        mark = marks.get(index)
+        head: Optional[StepOption] = None
+        if mark is not None:  # the word begins an option (or is an unknown word among them)
+            before = mark[0]
+            skip = 0
+        else:  # the value of the option at index - 1: read again with the first new word
+            mark = marks.get(index - 1)
+            if mark is None or not parts:
+                return None
+            before = mark[0]
+            skip = 1
+            own = reading.options[before]
+            if own.spec is not None and own.spec.pyxis:
+                head = own  # (made below, with the variant's word)
+        key = (id(alternative), skip)
+        if key in self.parsed:
+            templates = self.parsed[key]
+        else:
+            templates = self.parsed[key] = _clean_reading(parts, skip)
+        if templates is None:
+            return None
+        after: Optional[int]
+        following = index + 1
+        if following in marks:  # the step's own reading begins at the next word: they agree from there
+            after = marks[following][0]
+            tail: List[StepOption] = []
+        elif following >= len(argv):
+            after = None
+            tail = []
+        else:  # read on until the step's own reading begins at a word
+            tail = []
+            ended, stop, _ = step_model._read_options(argv, following, tail, False, None, None, marks, following, 0)
+            after = None if ended else marks[stop][0]
+        variant = _Variant(self, argv, index, parts, before, after, new)
+        if head is not None:
+            again: List[StepOption] = []
+            _, end, _ = step_model._read_options([argv[index - 1], variant.word(0)], 0, again, False)
+            if end != 2 or len(again) != 1:
+                return None
+            new.append(again[0])
+        new.extend(templates)
+        for opt in tail:
+            if opt.spec is not None and opt.spec.pyxis:
+                new.append(opt)
+        return variant
+
+    def flag_value(self, entry) -> Optional[Value]:
+        """``option_value`` of a template flag (alike for every variant made from it), or None."""
+        if entry.__class__ is StepOption:
+            return None
+        template = entry[0]
+        found = self.values.get(id(template))
+        if found is None:
+            found = self.values[id(template)] = option_value(template)
+        return found
+
+
+def _variants(script: "Script", step: Step):
+    """``_alternative_steps``, but a variant whose new words read alike wherever they stand comes
+    as a ``_Variant`` (what it gives the container), without the step read again for it."""
+    command = step.command
+    argv = command.argv
+    first_task = len(argv) - len(step.task_argv)
+    begin = step.srun_index
+    # a word after the srun word changes nothing the wrappers before it are read from
+    shortcut = step_model.unwrap(argv) == begin
+    own: Optional[_StepVariants] = None
+    reading: Optional[step_model.OptionReading] = None
+    fields: Dict[int, List[Value]] = {}
+    for index in range(0, first_task):
+        word = argv[index]
+        if not word.alternatives:
+            continue
+        for alternative in word.alternatives[:-1]:
+            parts = fields.get(id(alternative))
+            if parts is None:
+                parts = fields[id(alternative)] = _split(alternative)
+            if shortcut and index > begin:
+                if own is None:
+                    own = _StepVariants(step)
+                    reading = own.reading
+                found = own.variant(argv, index, alternative, parts)
+                if found is not None:
+                    yield found
+                    continue
+            words = [Word(part, word.node, word.span, None) for part in parts]
+            new_argv = argv[:index] + words + argv[index + 1 :]
+            start = step_model.unwrap(new_argv)
+            if start >= len(new_argv) or not new_argv[start].known or posixpath.basename(new_argv[start].text) != "srun":
+                continue
+            fake = Command(command.node, new_argv, command.env, command.in_string)
+            try:
+                if start == begin and index > start:
+                    if reading is None:
+                        reading = step_model.OptionReading(step)
+                    variant = reading.reread(fake, index, index + 1, len(words))
+                else:
+                    variant = step_model.read_step(script.values, fake, start, with_task=False)  # options only
+            except Exception:  # pragma: no cover - a model corner case must not stop linting
+                continue
+            yield variant
+
+
+def _step_container(script: "Script", step: Step, shortcut: bool = True) -> StepContainer:
+    """A step's container: its own reading (the primary), then every alternative value of its
+    srun words (``shortcut=False``: each variant read in full, as ``_alternative_steps`` gives it)."""
     container = StepContainer(step, uncertain=step.options_incomplete)
     seen_mounts: Set[Tuple[str, str]] = set()
     container.loop_flags = loop_built_flags(script, step, option_table.CONTAINER_MOUNTS)
+    read: Set[Tuple[Tuple[int, ...], str, bool]] = set()  # the mount options read: their words
+    _take_variant(container, step.options, step.command, True, read, seen_mounts)
     # A loop that appends one flag per entry: the step's own reading holds the last iteration's
     # flag, the only one pyxis receives; the alternatives hold earlier iterations' (lost) ones.
-    variants = [step] if container.loop_flags is not None else [step] + _alternative_steps(script, step)
-    read: Set[Tuple[Tuple[int, ...], str, bool]] = set()  # the mount options read: their words
-    for variant in variants:
-        primary = variant is step
-        flags = [opt for opt in variant.options if opt.name == option_table.CONTAINER_MOUNTS]
-        if flags:
-            # pyxis receives only the last --container-mounts of a step (DOMAIN.md §9)
-            last = flags[-1]
-            key = (tuple(id(word) for word in last.words), last.written, last.value is None)
-            if key not in read:  # (read again, the same words list only mounts seen already)
-                read.add(key)
-                if last.value is not None:
-                    value = option_value(last)
-                    if not _all_seen(value, seen_mounts):  # else no mount to add, none to locate
-                        container.mounts.extend(_mounts_of(value, last, command_pieces(variant.command), seen_mounts, None))
-        for opt in variant.options:
-            spec = opt.spec
-            if spec is None or not spec.pyxis:
-                continue
-            if primary:
-                container.pyxis_options.append(opt)
-            # the step's own (primary) reading wins; alternatives only fill in what it lacks
-            if opt.name == option_table.CONTAINER_IMAGE and (primary or container.image is None):
-                container.image = opt
-            elif opt.name == option_table.CONTAINER_NAME and (primary or container.name is None):
-                container.name = opt
-            elif opt.name == option_table.CONTAINER_WORKDIR and (container.workdir is None or primary):
-                container.workdir = opt
-            elif opt.name == option_table.NO_CONTAINER_MOUNT_HOME:
-                container.mount_home = False
-            elif opt.name == option_table.CONTAINER_MOUNT_HOME and container.mount_home is None:
-                container.mount_home = True
-            elif opt.name == option_table.CONTAINER_MOUNTS:
-                container.mount_options.append(opt)
+    if container.loop_flags is None:
+        for variant in (_variants(script, step) if shortcut else _alternative_steps(script, step)):
+            if variant.__class__ is _Variant:
+                _take_shortcut(container, variant, read, seen_mounts)
+            else:
+                _take_variant(container, variant.options, variant.command, False, read, seen_mounts)
     _environment_options(script, step, container, seen_mounts)
     return container
+
+
+def _take_variant(container: StepContainer, options: List[StepOption], command: Command, primary: bool,
+                  read: Set[Tuple[Tuple[int, ...], str, bool]], seen_mounts: Set[Tuple[str, str]]) -> None:
+    """What one reading of the step's options (the primary, or a variant) gives its container."""
+    flags = [opt for opt in options if opt.name == option_table.CONTAINER_MOUNTS]
+    if flags:
+        _take_last_flag(container, flags[-1], command, read, seen_mounts)
+    for opt in options:
+        spec = opt.spec
+        if spec is None or not spec.pyxis:
+            continue
+        if primary:
+            container.pyxis_options.append(opt)
+        _take_option(container, opt, primary)
+
+
+def _take_last_flag(container: StepContainer, last: StepOption, command,
+                    read: Set[Tuple[Tuple[int, ...], str, bool]], seen_mounts: Set[Tuple[str, str]],
+                    value: Optional[Value] = None) -> None:
+    """The mounts of a reading's last ``--container-mounts`` (pyxis receives only the last flag
+    of a step, DOMAIN.md §9); ``command`` gives the context to locate them in (a Command, or a
+    ``_Variant``); ``value``: the flag's ``option_value`` when known already."""
+    key = (tuple(id(word) for word in last.words), last.written, last.value is None)
+    if key in read:  # (read again, the same words list only mounts seen already)
+        return
+    read.add(key)
+    if last.value is not None:
+        if value is None:
+            value = option_value(last)
+        if not _all_seen(value, seen_mounts):  # else no mount to add, none to locate
+            context = command.context() if command.__class__ is _Variant else command_pieces(command)
+            container.mounts.extend(_mounts_of(value, last, context, seen_mounts, None))
+
+
+def _take_option(container: StepContainer, opt: StepOption, primary: bool) -> None:
+    """One pyxis option of a reading: the step's own (primary) reading wins; alternatives only
+    fill in what it lacks."""
+    name = opt.name
+    if name == option_table.CONTAINER_IMAGE and (primary or container.image is None):
+        container.image = opt
+    elif name == option_table.CONTAINER_NAME and (primary or container.name is None):
+        container.name = opt
+    elif name == option_table.CONTAINER_WORKDIR and (container.workdir is None or primary):
+        container.workdir = opt
+    elif name == option_table.NO_CONTAINER_MOUNT_HOME:
+        container.mount_home = False
+    elif name == option_table.CONTAINER_MOUNT_HOME and container.mount_home is None:
+        container.mount_home = True
+    elif name == option_table.CONTAINER_MOUNTS:
+        container.mount_options.append(opt)
+
+
+def _take_shortcut(container: StepContainer, variant: "_Variant", read: Set[Tuple[Tuple[int, ...], str, bool]],
+                   seen_mounts: Set[Tuple[str, str]]) -> None:
+    """``_take_variant`` of a variant known by what differs from the step's own reading: the
+    options it shares with that reading give nothing new (the primary reading already set what
+    they set), but their ``--container-mounts`` count among its flags and mount options."""
+    owner = variant.owner
+    options = owner.reading.options
+    before, after = variant.before, variant.after
+    mounts = option_table.CONTAINER_MOUNTS
+    flags = [options[i] for i in owner.flags if i < before]
+    entries = [entry for entry in variant.new if (entry.name if entry.__class__ is StepOption else entry[0].name) == mounts]
+    made = [variant.option(entry) for entry in entries]
+    flags.extend(made)
+    kept = after is not None and owner.flags and owner.flags[-1] >= after  # flags after the stretch
+    if kept:
+        flags.extend(options[i] for i in owner.flags if i >= after)
+    if flags:
+        # the step's own last flag, when the variant's last too, was read with the step's own reading
+        if not (kept or (not made and owner.flags[-1] < before)):
+            value = owner.flag_value(entries[-1]) if made else None
+            _take_last_flag(container, flags[-1], variant, read, seen_mounts, value)
+        container.mount_options.extend(flags)
+    for entry in variant.new:
+        name = entry.name if entry.__class__ is StepOption else entry[0].name
+        if name == option_table.CONTAINER_IMAGE:
+            if container.image is None:
+                container.image = variant.option(entry)
+        elif name == option_table.CONTAINER_NAME:
+            if container.name is None:
+                container.name = variant.option(entry)
+        elif name == option_table.CONTAINER_WORKDIR:
+            if container.workdir is None:
+                container.workdir = variant.option(entry)
+        elif name == option_table.NO_CONTAINER_MOUNT_HOME:
+            container.mount_home = False
+        elif name == option_table.CONTAINER_MOUNT_HOME and container.mount_home is None:
+            container.mount_home = True
 
 
 # Pyxis reads its options from ``PYXIS_CONTAINER_*`` variables of srun's environment when the
@@ -1176,7 +1507,7 @@ def _environment_options(script: "Script", step: Step, container: StepContainer,
             container.workdir = opt
         elif option == option_table.CONTAINER_MOUNTS:
             container.environment_mounts = opt
-            container.mounts.extend(_mounts_of(value, opt, (), seen, span))
+            container.mounts.extend(_mounts_of(value, opt, None, seen, span))
 
 
 @dataclass
@@ -1305,7 +1636,7 @@ def _all_seen(value: Value, seen: Set[Tuple[str, str]]) -> bool:
     return True
 
 
-def _mounts_of(value: Value, opt: StepOption, context: Sequence[Piece], seen: Set[Tuple[str, str]], at: Optional[Span]) -> List[Mount]:
+def _mounts_of(value: Value, opt: StepOption, context: Optional[Sequence[Piece]], seen: Set[Tuple[str, str]], at: Optional[Span]) -> List[Mount]:
     """The ``SRC[:DST[:FLAGS]]`` entries of one mount list (``at``: where to point when an entry
     cannot be located)."""
     out = []
@@ -1322,7 +1653,7 @@ def _mounts_of(value: Value, opt: StepOption, context: Sequence[Piece], seen: Se
         flags = ":".join(p.text for p in parts[2:])
         # an entry that is one unknown value (``$MOUNTS``) may hold several entries: its unknown
         # destination covers anything (see Mount.covers)
-        span = site_span(entry.pieces, context or entry.pieces) or at or opt.span
+        span = site_span(entry.pieces, entry.pieces if context is None else context) or at or opt.span
         out.append(Mount(PathValue.of(source), PathValue.of(destination), flags, opt, entry, span))
     return out
 

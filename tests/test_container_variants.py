@@ -1,0 +1,139 @@
+"""A step's container read from what each variant of its srun words changes (``_variants``),
+against every variant read in full (``_alternative_steps``), on shapes written for the purpose."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from sbatchlint.model import containers as container_model
+from sbatchlint.model.script import Script
+from sbatchlint.source import Source
+
+HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n"
+IMAGE = "--container-image=nvcr.io/nvidia/pytorch:25.01-py3"
+
+SHAPES = [
+    # one expansion's words, each replaced by every other value of it (with and without mounts)
+    'ARGS="--mpi=pmix"\nif [ -n "$X" ]; then ARGS+=" --container-mounts=/a:/a"; fi\n'
+    f'ARGS+=" {IMAGE} --container-workdir=/w -p batch -A acct"\nsrun $ARGS --nodes=1 python t.py\n',
+    'M=/data:/data\nif [ -n "$X" ]; then M="$M,$HOME/c:/root/.cache"; fi\n'
+    f'A="--no-container-mount-home --container-mounts=$M {IMAGE}"\nsrun $A --container-name=n -o log bash -c "python t.py"\n',
+    # a value word of a two-word option, pyxis or not
+    f'if [ -n "$X" ]; then M=/a:/a; else M=/b:/b,/c:/c; fi\nsrun {IMAGE} --container-mounts $M python t.py\n',
+    f'if [ -n "$X" ]; then L=/lustre/a.log; else L=/lustre/b.log; fi\nsrun --output $L {IMAGE} --container-mounts=/x:/x python t.py\n',
+    f'if [ -n "$X" ]; then L="a b"; else L=c; fi\nsrun -o $L {IMAGE} --container-mounts=/x:/x python t.py\n',
+    # values that split into several words or none, at an option and at a value
+    'if [ -n "$X" ]; then E=""; else E="--container-mounts=/e:/e --container-workdir=/e"; fi\n'
+    f'srun $E {IMAGE} --container-mounts=/x:/x python t.py\n',
+    f'if [ -n "$X" ]; then V=""; else V=/v; fi\nsrun -o $V {IMAGE} --container-mounts=/x:/x python t.py\n',
+    f'if [ -n "$X" ]; then V=""; else V=/v; fi\nsrun --container-mounts=/p:/p -o $V --container-mounts=/x:/x {IMAGE} python t.py\n',
+    # a value whose words end the options, or whose last word takes the next as its value
+    f'if [ -n "$X" ]; then O="--exclusive python"; else O="-p"; fi\nsrun $O {IMAGE} --container-mounts=/x:/x python t.py\n',
+    f'if [ -n "$X" ]; then O="-- env"; else O="--mpi=none --"; fi\nsrun $O {IMAGE} --container-mounts=/x:/x python t.py\n',
+    f'if [ -n "$X" ]; then O="--mpi=none --"; else O="--exclusive"; fi\nsrun $O --container-mounts=/x:/x {IMAGE} python t.py\n',
+    f'if [ -n "$X" ]; then O="--container-mounts"; else O="-N"; fi\nsrun $O /z:/z {IMAGE} --container-mounts=/x:/x python t.py\n',
+    # the image, the name, the workdir and the home mount only in another value
+    'if [ -n "$X" ]; then C="--container-image=a.sqsh --container-mount-home"; else C="--container-name=n --no-container-mount-home"; fi\n'
+    'srun --container-workdir=/w $C --container-mounts=/x:/x python t.py\n',
+    'if [ -n "$X" ]; then W="--container-workdir=/a --container-mounts=/a:/a"; else W="--container-workdir=/b"; fi\n'
+    'srun $W --container-image=x python t.py\n',
+    # srun itself in the expansion, and wrappers before it
+    f'if [ -n "$X" ]; then S="srun --nodes=1"; else S="srun {IMAGE} --container-mounts=/s:/s"; fi\n$S python t.py\n',
+    f'if [ -n "$X" ]; then T=10; else T=20; fi\ntimeout $T srun {IMAGE} --container-mounts=/x:/x python t.py\n',
+    f'if [ -n "$X" ]; then M=/a:/a; fi\ntimeout 10 srun {IMAGE} --container-mounts=$M python t.py\n',
+    # several flags, the last of the primary dropped by another value
+    f'if [ -n "$X" ]; then Q="--container-mounts=/q:/q"; else Q="-o"; fi\n'
+    f'srun --container-mounts=/p:/p {IMAGE} $Q --container-mounts=/r:/r python t.py\n',
+    f'if [ -n "$X" ]; then Q="--exclusive"; else Q="--container-mounts=/q:/q"; fi\n'
+    f'srun --container-mounts=/p:/p {IMAGE} $Q python t.py\n',
+    # unknown words among the options, and a loop that builds the value
+    f'for m in /a /b /c; do MS="$MS${{MS:+,}}$m:$m"; done\nsrun {IMAGE} $EXTRA --container-mounts=$MS python t.py\n',
+    f'case "$1" in a) P="--container-mounts=${{ROOT}}/a:/a";; b) P="--container-mounts=/b:/b $OPTS";; esac\n'
+    f'srun {IMAGE} $P --export=ALL,K=1 python t.py\n',
+]
+
+
+def _shape(container):
+    """Every field of a step's container, the options' places among the mount options included
+    (which flag a mount comes from is told by identity)."""
+    options = container.mount_options
+
+    def place(opt):
+        return next((i for i, other in enumerate(options) if other is opt), None)
+
+    return {
+        "image": (container.image, place(container.image)),
+        "name": container.name,
+        "workdir": container.workdir,
+        "mount_home": container.mount_home,
+        "pyxis": container.pyxis_options,
+        "mount_options": options,
+        "distinct": len({id(o) for o in options}),
+        "mounts": [(m.source, m.destination, m.flags, m.option, place(m.option), m.value, m.span) for m in container.mounts],
+        "environment": (container.environment_mounts, container.environment_env, container.from_environment),
+    }
+
+
+def _script(body: str) -> Script:
+    return Script(Source((HEADER + body).encode(), "job.sh"))
+
+
+@pytest.mark.parametrize("body", SHAPES)
+def test_a_container_read_from_what_variants_change_is_the_one_read_in_full(body):
+    script = _script(body)
+    assert script.steps
+    for step in script.steps:
+        full = container_model._step_container(script, step, shortcut=False)
+        fast = container_model._step_container(script, step, shortcut=True)
+        assert _shape(fast) == _shape(full)
+
+
+def test_the_shapes_take_the_shortcut_and_its_way_around():
+    """The shapes above exercise both: variants known by what they change, and variants read in full."""
+    kinds = set()
+    for body in SHAPES:
+        script = _script(body)
+        for step in script.steps:
+            for variant in container_model._variants(script, step):
+                kinds.add(variant.__class__.__name__)
+    assert kinds == {"_Variant", "Step"}
+
+
+@pytest.mark.parametrize("body", SHAPES)
+def test_a_variant_context_gives_what_its_pieces_give(body):
+    """What each site brought into a variant's argv, from the step's own figures, is what
+    indexing the variant's pieces gives."""
+    script = _script(body)
+    for step in script.steps:
+        for variant in container_model._variants(script, step):
+            if variant.__class__ is not container_model._Variant:
+                continue
+            argv, index = variant.argv, variant.index
+            pieces = ([p for w in argv[:index] for p in w.pieces] + [p for part in variant.parts for p in part.pieces]
+                      + [p for w in argv[index + 1 :] for p in w.pieces])
+            whole = container_model.SiteExtents(pieces)
+            context = variant.context()
+            for piece in pieces:
+                for site in piece.via:
+                    assert context.site_extents().get(site) == whole.get(site)
+
+
+def test_a_cover_answers_what_its_integral_gives():
+    """``_Cover.covers`` takes a span that is one of the run's own as covered without the
+    integral: what the integral gives for it."""
+    rng = random.Random(7)
+    for _ in range(300):
+        spans = {}
+        for _ in range(rng.randint(1, 6)):
+            start = rng.randint(0, 30)
+            key = (start, start + rng.randint(0, 6))
+            spans[key] = spans.get(key, 0) + 1
+        cover = container_model._Cover(spans)
+        for _ in range(5):
+            part = {}
+            for _ in range(rng.randint(1, 4)):
+                key = rng.choice(list(spans)) if rng.random() < 0.5 else (lambda s: (s, s + rng.randint(0, 6)))(rng.randint(0, 30))
+                part[key] = 1
+            by_integral = all(cover._integral(end) - cover._integral(start) >= end - start for start, end in part)
+            assert cover.covers(part) == by_integral
