@@ -740,9 +740,9 @@ def _scan_command(collector: _Collector, command: "Command") -> None:
         if index == 0 or "=" not in text:
             continue  # no NAME=VALUE item here
         match = _ITEM_NAME.match(text)
-        if match and not any(ch.isspace() for ch in text):
+        if match:
             name = text[: match.end() - 1]
-            if is_secret_name(name):
+            if is_secret_name(name) and not any(ch.isspace() for ch in text):
                 collector.named(word.value, match.end(), len(text.encode("utf-8")), name, "item", False)
     # wandb login [--relogin] [--host URL] KEY
     begin = _unwrapped(command)
