@@ -137,3 +137,87 @@ def test_a_cover_answers_what_its_integral_gives():
                 part[key] = 1
             by_integral = all(cover._integral(end) - cover._integral(start) >= end - start for start, end in part)
             assert cover.covers(part) == by_integral
+
+
+# -- the searches a step's container skips when the script cannot give them anything --------------
+LOOP_SHAPES = [
+    f'MOUNTS=/a,/b\nARGS=""\nfor m in ${{MOUNTS//,/ }}; do ARGS="$ARGS --container-mounts=$m:$m"; done\nsrun {IMAGE} $ARGS python t.py\n',
+    f'ARGS=""\nwhile read m; do ARGS+=" --container-mounts=$m"; done < list\nsrun {IMAGE} $ARGS python t.py\n',
+    f'for i in 1 2; do\n  srun {IMAGE} --container-mounts=/d$i:/d python t.py\ndone\n',
+    f'ARGS="--container-mounts=/a:/a"\nfor i in 1 2; do echo $i; done\nsrun {IMAGE} $ARGS python t.py\n',
+    f'# for m in x; do --container-mounts\nsrun {IMAGE} --container-mounts=/a:/a python t.py\n',
+    f'source ./env.sh\nsrun {IMAGE} $MOUNT_ARGS python t.py\n',
+    f'srun {IMAGE} python t.py\n',
+]
+
+
+@pytest.mark.parametrize("body", LOOP_SHAPES)
+def test_a_loop_built_flag_is_searched_only_where_a_loop_writes_the_flag(body, monkeypatch):
+    script = _script(body)
+    found = [container_model.loop_built_flags(script, step, "container-mounts") for step in script.steps]
+    monkeypatch.setattr(container_model, "_may_loop", lambda script, flag: True)
+    assert found == [container_model.loop_built_flags(script, step, "container-mounts") for step in script.steps]
+
+
+def test_the_loop_shapes_find_a_loop_built_flag():
+    found = [container_model.loop_built_flags(s, step, "container-mounts") for s in map(_script, LOOP_SHAPES[:2]) for step in s.steps]
+    assert found and all(flags is not None for flags in found)
+
+
+ENVIRONMENT_SHAPES = [
+    f'export PYXIS_CONTAINER_IMAGE=nvcr.io/nvidia/pytorch:25.01-py3\nexport PYXIS_CONTAINER_MOUNTS=/a:/a\nsrun python t.py\n',
+    'PYXIS_CONTAINER_WORKDIR=/w PYXIS_CONTAINER_MOUNT_HOME=0 srun --container-image=x python t.py\n',
+    'export PYXIS_CONTAINER_NAME=n\nsrun --container-name=m --no-container-mount-home python t.py\n',
+    f'srun {IMAGE} --container-mounts=/a:/a python t.py\n',
+    'OTHER=1 srun --container-image=x python t.py\n',
+]
+
+
+@pytest.mark.parametrize("body", ENVIRONMENT_SHAPES)
+def test_pyxis_variables_are_read_only_where_the_script_sets_one(body, monkeypatch):
+    script = _script(body)
+    steps = script.steps
+    fast = [_shape(container_model._step_container(script, step)) for step in steps]
+    monkeypatch.setattr(container_model, "_reads_pyxis_environment", lambda script, step: True)
+    assert fast == [_shape(container_model._step_container(script, step)) for step in steps]
+
+
+def test_the_environment_shapes_take_options_from_the_environment():
+    script = _script(ENVIRONMENT_SHAPES[0])
+    container = container_model._step_container(script, script.steps[0])
+    assert container.image is not None and container.mounts
+
+
+PATH_WORDS = SHAPES + LOOP_SHAPES + ENVIRONMENT_SHAPES + [
+    f'srun {IMAGE} python t.py --data /lustre/d --out=$HOME/x ${{HOME}} ~/y key=/a:/b,/c url=s3://b/k HOME=${{HOME}}\n',
+]
+
+
+@pytest.mark.parametrize("body", PATH_WORDS)
+def test_a_word_without_a_slash_is_no_path(body):
+    """``_word_paths`` skips a word with neither ``/`` nor ``${HOME}``: what reading it gives."""
+    script = _script(body)
+    for command in script.commands:
+        for word in command.argv:
+            assert container_model._word_paths(word) == container_model._value_paths(word.value, word.text)
+    for step in script.steps:
+        for command in step.task_commands:
+            for word in command.argv:
+                assert container_model._word_paths(word) == container_model._value_paths(word.value, word.text)
+
+
+def test_a_sourced_files_loop_is_searched_at_the_source_command(tmp_path, monkeypatch):
+    """An assignment a sourced file makes stands at the script's ``source`` command: a loop
+    around that command is what the search looks for."""
+    (tmp_path / "env.sh").write_text('for m in a b; do ARGS="$ARGS --container-mounts=$m:$m"; done\n')
+    for job in (
+        "#!/bin/bash\nsource ./env.sh\nsrun --container-image=x $ARGS python t.py\n",
+        "#!/bin/bash\nfor i in 1; do source ./env.sh # --container-mounts\ndone\nsrun --container-image=x $ARGS python t.py\n",
+    ):
+        (tmp_path / "job.sh").write_text(job)
+        script = Script(Source(job.encode(), str(tmp_path / "job.sh")))
+        assert script.values.sourced
+        found = [container_model.loop_built_flags(script, step, "container-mounts") for step in script.steps]
+        monkeypatch.setattr(container_model, "_may_loop", lambda script, flag: True)
+        assert found == [container_model.loop_built_flags(script, step, "container-mounts") for step in script.steps]
+        monkeypatch.undo()

@@ -1441,6 +1441,7 @@ PYXIS_TOGGLES = {
     option_table.CONTAINER_ENTRYPOINT: option_table.NO_CONTAINER_ENTRYPOINT,
     option_table.CONTAINER_WRITABLE: option_table.CONTAINER_READONLY,
 }
+_PYXIS_VARIABLES = frozenset(PYXIS_ENVIRONMENT.values())
 _TRUE, _FALSE = ("1", "true", "yes", "y"), ("0", "false", "no", "n")
 
 
@@ -1472,11 +1473,21 @@ def _environment_value(script: "Script", step: Step, name: str) -> Optional[Tupl
     return found[-1], _node_span(script, assignment[-1].value_node)
 
 
+def _reads_pyxis_environment(script: "Script", step: Step) -> bool:
+    """Whether any ``PYXIS_CONTAINER_*`` variable is set in the script or on the srun command."""
+    assignments = script.values.assignments
+    return any(variable in assignments for variable in _PYXIS_VARIABLES) or any(
+        env.name in _PYXIS_VARIABLES for env in step.command.env
+    )
+
+
 def _environment_options(script: "Script", step: Step, container: StepContainer, seen: Set[Tuple[str, str]]) -> None:
     """Options pyxis takes from ``PYXIS_CONTAINER_*`` when the step does not give the flag."""
-    given = {opt.name for opt in step.options}
     values = script.values
     container.environment_unknown = bool(values.sourced) and values.unresolved_source(step.command.node.start_byte) is not None
+    if not _reads_pyxis_environment(script, step):
+        return  # (what the loop below finds: no variable it reads is set)
+    given = {opt.name for opt in step.options}
     for option, variable in PYXIS_ENVIRONMENT.items():
         if option in given or PYXIS_TOGGLES.get(option) in given:
             continue
@@ -1531,7 +1542,7 @@ def loop_built_flags(script: "Script", step: Step, option: str) -> Optional[Loop
     every iteration (followed through variables that hold it, a few levels deep)."""
     data = script.data
     flag = ("--" + option).encode()
-    if flag not in data:
+    if not _may_loop(script, flag):
         return None
     values = script.values
     at = step.command.node.start_byte
@@ -1573,6 +1584,25 @@ def loop_built_flags(script: "Script", step: Step, option: str) -> Optional[Loop
                 return LoopFlags(name, assignment.span, Span(loop.start_byte, end), count, listed)
         names = following
     return None
+
+
+def _may_loop(script: "Script", flag: bytes) -> bool:
+    """Whether ``loop_built_flags`` may find ``flag`` appended in a loop: the flag is written
+    inside a loop of the script somewhere (an assignment a sourced file makes stands at the
+    script's ``source`` command). Found once per script: asked for every step, where the search
+    follows the variables of the step's options through every assignment of each."""
+    memo = script.__dict__.setdefault("_containers_looped_flags", {})
+    found = memo.get(flag)
+    if found is None:
+        found = False
+        data = script.data
+        at = data.find(flag)
+        while at >= 0 and not found:
+            node = script.root.descendant_for_byte_range(at, at + len(flag) - 1)
+            found = node is not None and (node.type in _LOOP_TYPES or any(a.type in _LOOP_TYPES for a in ancestors(node)))
+            at = data.find(flag, at + 1)
+        memo[flag] = found
+    return found
 
 
 def _loop_count(script: "Script", loop) -> Tuple[Optional[int], Optional[str]]:
@@ -1666,6 +1696,13 @@ def _word_paths(word: Word) -> List[Tuple[Value, int]]:
     """Absolute or home paths in one argument: the word itself, or what follows ``key=``."""
     value = word.value
     text = value.text
+    if "/" not in text and "${HOME}" not in text:
+        return []  # (every candidate below starts with ``/``, ``~/`` or ``${HOME}``)
+    return _value_paths(value, text)
+
+
+def _value_paths(value: Value, text: str) -> List[Tuple[Value, int]]:
+    """``_word_paths`` of a word's value and its text."""
     candidates: List[Tuple[Value, int]] = []
     if text.startswith("/") or text.startswith("~/") or text.startswith("${HOME}"):
         candidates.append((value, 0))
