@@ -426,14 +426,10 @@ class NodeIndex:
                 while moving:
                     found = inner.node
                     found_kind = found.kind_id
-                    if found_kind in text_kinds:
+                    if found_kind in text_kinds:  # (rare: kept as above, without the inlining)
                         kept.append(found)
                         kinds.append(found_kind)
-                        group = nodes.get(found_kind)
-                        if group is None:
-                            nodes[found_kind] = [found]
-                        else:
-                            group.append(found)
+                        nodes.setdefault(found_kind, []).append(found)
                     if inner.goto_first_child():
                         continue
                     while not inner.goto_next_sibling():
