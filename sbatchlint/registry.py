@@ -6,8 +6,6 @@ rules can run on a file of that language (``codes.RULES`` says where each code l
 """
 from __future__ import annotations
 
-import importlib
-
 from . import codes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -17,6 +15,12 @@ if TYPE_CHECKING:  # importing the rules package here would import every rule
 
 _RULES: Dict[str, "Rule"] = {}
 _NAMES: Dict[str, str] = {}
+
+
+def _import(name: str) -> None:
+    """``importlib.import_module(name)`` for an absolute name, without importing ``importlib``
+    (whose package imports ``warnings``: a cold run needs neither)."""
+    __import__(name)
 
 
 def register(cls: "Type[Rule]") -> "Type[Rule]":
@@ -55,7 +59,7 @@ def for_language(language: str, profile: bool = True) -> "List[Rule]":
         wanted = [(code, module) for code, _name, module, lang in codes.RULES
                   if lang in (language, "any") and (profile or module not in PROFILE_MODULES)]
         for module in sorted({module for _code, module in wanted}):
-            importlib.import_module(f"{__package__}.rules.{module}")
+            _import(f"{__package__}.rules.{module}")
         found = _BY_LANGUAGE[key] = [_RULES[code] for code, _module in wanted]
     return found
 
@@ -66,7 +70,7 @@ def rule(code: str) -> "Rule":
         module = next((m for c, _name, m, _language in codes.RULES if c == code), None)
         if module is None:
             return get(code)
-        importlib.import_module(f"{__package__}.rules.{module}")
+        _import(f"{__package__}.rules.{module}")
     return _RULES[code]
 
 
@@ -93,7 +97,7 @@ def _load() -> None:
 
     for info in sorted(pkgutil.iter_modules(rules.__path__), key=lambda info: info.name):
         if info.name != "base" and not info.name.startswith("_"):
-            importlib.import_module(f"{rules.__name__}.{info.name}")
+            _import(f"{rules.__name__}.{info.name}")
     _LOADED = True
 
 

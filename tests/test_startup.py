@@ -205,7 +205,7 @@ def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
     unwanted = ("click", "dataclasses", "inspect", "hashlib", "json", "signal", "textwrap", "shlex", "tempfile",
                 "shutil", "importlib.resources", "importlib.metadata", "email", "typing", "tree_sitter",
                 "tree_sitter_bash", "contextlib", "weakref", "sbatchlint.formats", "sbatchlint.model.bash",
-                "sbatchlint.budget", "sbatchlint.parallelism")
+                "sbatchlint.budget", "sbatchlint.parallelism", "importlib", "warnings", "fnmatch")
     probe = ("import sys\nstarted = set(sys.modules)  # what the interpreter's own start-up loaded\n"
              "from sbatchlint.start import main\n"
              "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
@@ -434,3 +434,46 @@ def test_a_run_that_reuses_a_cached_result_builds_no_model(tmp_path):
     first, second = (run.stdout.splitlines() for run in runs)
     assert first[-2] == "exit 1" and "sbatchlint.options" in first[-1] and "SBL" in "\n".join(first)
     assert second[:-1] == first[:-1] and second[-1] == "[]", runs[1].stdout + runs[1].stderr
+
+
+def test_loading_the_parser_binding_imports_no_regex_module_and_its_patterns_still_work():
+    """tree_sitter's binding asks for ``re.compile`` when it loads (for query predicates, which a
+    run never uses): it gets a stand-in that imports ``re`` when first called, so a run does not
+    import ``re`` (nor ``importlib`` and its ``warnings``) for it. A ``#match?`` predicate still
+    matches as with the real ``re.compile``."""
+    probe = ("import sys\nfrom sbatchlint import shell\n"
+             "tree = shell.parse(b'srun python train.py test.py\\n')\n"
+             "print(sorted(m for m in ('re', 'importlib', 'warnings') if m in sys.modules))\n"
+             "import tree_sitter\n"
+             "language = tree_sitter.Language(shell.bash_language())\n"
+             "query = tree_sitter.Query(language, '((word) @w (#match? @w \"^t[re]\"))')\n"
+             "found = tree_sitter.QueryCursor(query).captures(tree.root_node)['w']\n"
+             "print([node.text.decode() for node in found], type(sys.modules['re']).__name__, hasattr(sys.modules['re'], 'sub'))\n")
+    done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(_clean_path())})
+    assert done.stdout.splitlines() == ["[]", "['train.py', 'test.py'] module True"], done.stderr
+
+
+@pytest.mark.parametrize("name", ["scripts/training/run.py", "x/scripts/training/a/b.py", "examples/recipes/llama.py",
+                                  "tutorials/recipes/x.py", "tutorials/recipes/.py", "scripts/training/run.pyc",
+                                  "scripts/training.py", "examples/recipe/x.py", "scripts/training/run.py\n",
+                                  "scripts/training/a\nb.py", "Scripts/training/run.py"])
+def test_the_bridge_path_pattern_is_the_globs_it_stands_for(name):
+    import fnmatch
+
+    from sbatchlint.model.launch import BRIDGE_PATH, BRIDGE_PATHS
+
+    globbed = any(fnmatch.fnmatchcase(tail, p) for tail in (name, name.split("/", 1)[-1]) for p in BRIDGE_PATHS)
+    assert (BRIDGE_PATH.match(name) is not None or BRIDGE_PATH.match(name.split("/", 1)[-1]) is not None) == globbed
+    assert (BRIDGE_PATH.match(name) is not None) == any(fnmatch.fnmatchcase(name, p) for p in BRIDGE_PATHS)
+
+
+@pytest.mark.parametrize("name", ["megatron.bridge", "megatron.bridge.", "megatron.bridge.training.pretrain",
+                                  "megatron.bridgex", "megatron_bridge", "megatron.bridge\n", "megatron.bridge.a\nb",
+                                  "xmegatron.bridge", "Megatron.bridge"])
+def test_the_bridge_module_pattern_is_the_globs_it_stands_for(name):
+    import fnmatch
+
+    from sbatchlint.model.launch import BRIDGE_MODULE, BRIDGE_MODULES
+
+    assert (BRIDGE_MODULE.match(name) is not None) == any(fnmatch.fnmatchcase(name, p) for p in BRIDGE_MODULES)

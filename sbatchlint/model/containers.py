@@ -25,7 +25,6 @@ Entry point: ``containers(script)``, that is ``Script.containers``.
 from __future__ import annotations
 
 import bisect
-import fnmatch
 import os
 import posixpath
 
@@ -136,7 +135,12 @@ def image_environment(container: "StepContainer", settings: Optional[Dict[str, o
         return {}
     name = image_name(image.value)
     found: Dict[str, str] = {}
-    for pattern, variables in ((settings or {}).get("image_environment") or {}).items():
+    table = (settings or {}).get("image_environment")
+    if not table:
+        return found
+    import fnmatch  # here: it imports ``re``, and only a site's settings need it
+
+    for pattern, variables in table.items():
         if isinstance(variables, dict) and fnmatch.fnmatchcase(name, image_name(str(pattern))):
             found.update({str(k): str(v) for k, v in variables.items()})
     return found
@@ -153,9 +157,13 @@ def image_workdir(container: "StepContainer", settings: Optional[Dict[str, objec
     if image is None or image.value is None or not image.value_known:
         return None
     name = image_name(image.value)
-    for pattern, workdir in ((settings or {}).get("image_workdirs") or {}).items():
-        if fnmatch.fnmatchcase(name, image_name(str(pattern))) and str(workdir).startswith("/"):
-            return str(workdir)
+    table = (settings or {}).get("image_workdirs")
+    if table:
+        import fnmatch  # (see image_environment)
+
+        for pattern, workdir in table.items():
+            if fnmatch.fnmatchcase(name, image_name(str(pattern))) and str(workdir).startswith("/"):
+                return str(workdir)
     for pattern, workdir in IMAGE_WORKDIRS:
         if pattern.search(name):
             return workdir

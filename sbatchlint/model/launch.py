@@ -40,7 +40,6 @@ measured table of how srun settles a step's task count.
 """
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 from functools import lru_cache
 from itertools import product
@@ -180,6 +179,17 @@ MEGATRON_LM_DIR = lazy(r"^megatron[-_]?lm$", IGNORECASE)
 PRETRAIN_SCRIPT = lazy(r"^pretrain_\w+\.py$")
 # Paths that only a Megatron-Bridge checkout has (relative to its root).
 BRIDGE_PATHS = ("scripts/training/*.py", "examples/recipes/*.py", "tutorials/recipes/*.py")
+# The same globs as one pattern (``fnmatch.translate``'s, joined; tested): ``fnmatch`` imports
+# ``re``, which a cold run otherwise does without.
+BRIDGE_PATH = lazy(r"(?s:(?:scripts/training|examples/recipes|tutorials/recipes)/.*\.py)\Z")
+BRIDGE_MODULE = lazy(r"(?s:megatron\.bridge(?:\..*)?)\Z")  # BRIDGE_MODULES, likewise
+
+
+def _matches_any(texts, patterns) -> bool:
+    """Whether a glob of ``patterns`` matches one of ``texts`` (case-sensitive)."""
+    import fnmatch  # (imports ``re``)
+
+    return any(fnmatch.fnmatchcase(t, p) for t in texts for p in patterns)
 
 
 # -- the model --------------------------------------------------------------------------------------
@@ -845,8 +855,8 @@ def classify_entry(entry: Optional[EntryPoint], workdir: Optional[str], settings
     extra = [str(p) for p in settings.get("bridge_entry_points") or ()]
     name = entry.name
     if entry.kind == "module":
-        patterns = list(BRIDGE_MODULES) + extra
-        return "megatron-bridge" if any(fnmatch.fnmatchcase(name, p) for p in patterns) else None
+        bridge = BRIDGE_MODULE.match(name) is not None or (extra and _matches_any([name], extra))
+        return "megatron-bridge" if bridge else None
     path = name if workdir is None else _join(workdir, name)
     parts = [p for p in path.split("/") if p and p != "."]
     owner = None
@@ -860,11 +870,11 @@ def classify_entry(entry: Optional[EntryPoint], workdir: Optional[str], settings
         return "megatron-lm"
     tails = ["/".join(parts[k:]) for k in range(len(parts))] + [name]
     lowered = [t.lower() for t in tails]
-    if any(fnmatch.fnmatchcase(t, p) for t in tails for p in extra):
+    if extra and _matches_any(tails, extra):
         return "megatron-bridge"
     if owner == "megatron-bridge":
         return "megatron-bridge"
-    if any(fnmatch.fnmatchcase(t, p) for t in lowered for p in BRIDGE_PATHS):
+    if any(BRIDGE_PATH.match(t) for t in lowered):
         return "megatron-bridge"
     if PRETRAIN_SCRIPT.match(basename):
         return "megatron-lm"

@@ -89,10 +89,11 @@ def explanation(result: FileResult, d: Diagnostic) -> str:
 
 
 def formatter(name: str) -> Callable:
-    import importlib
+    import sys
 
-    module = {"json": "json_format"}.get(name, name)
-    return importlib.import_module(f"{__name__}.{module}").render
+    module = __name__ + "." + {"json": "json_format"}.get(name, name)
+    __import__(module)  # (not ``importlib.import_module``: that package imports ``warnings``)
+    return sys.modules[module].render
 
 
 def __getattr__(name: str):
