@@ -1,17 +1,16 @@
 """What a rule reports: a code, a span, a message and maybe a fix."""
 from __future__ import annotations
 
-from enum import Enum
-
 from .lazyclass import dataclass, field
 from .source import Span
+from .stdlite import StrConstants
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Optional, Tuple
 
 
-class Severity(str, Enum):
+class Severity(StrConstants):  # (str, enum.Enum), without importing enum
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
@@ -21,7 +20,7 @@ class Severity(str, Enum):
         return self.value[0].upper()
 
 
-class Applicability(str, Enum):
+class Applicability(StrConstants):
     SAFE = "safe"
     UNSAFE = "unsafe"
 

@@ -21,12 +21,12 @@ hook) can use it. The analysis that finds secrets with the shell model lives in
 from __future__ import annotations
 
 from bisect import bisect_left
-from functools import lru_cache
 
 from .diagnostics import Edit
 from .lazyclass import dataclass
 from .source import Source, Span
 from .lazyre import IGNORECASE, escape, lazy
+from .stdlite import lru_cache  # (functools' own, without importing functools)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import posixpath
 from bisect import bisect_left, bisect_right
-from functools import lru_cache
 
 from . import options as option_table
 from . import shell
@@ -51,6 +50,7 @@ from .redaction import (
 from .shell import quoted_interior
 from .source import Source, Span
 from .lazyre import DOTALL, lazy
+from .stdlite import lru_cache  # (functools' own, without importing functools)
 # (the scan reads the model of every script: imported with it rather than at each call, where an
 # import statement costs more than many a small scan)
 from .model.steps import SHELLS, parse_task_string, remap, task_string_values

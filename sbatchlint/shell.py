@@ -114,32 +114,66 @@ def _load_binding(name: str):
             if os.path.isfile(path):
                 loader = ExtensionFileLoader(name, path)
                 spec = ModuleSpec(name, loader, origin=path)
-                # the binding takes ``re.compile`` as it loads (for query predicates, which no
-                # run uses): it gets one that imports ``re`` when first called, so a run does not
-                # import ``re`` (about 6% of a cold run) for nothing
-                stub = None
-                if "re" not in sys.modules:
-                    stub = sys.modules["re"] = _LazyRe("re")
+                # tree_sitter's binding takes ``re.compile`` (for query predicates) and makes an
+                # ``enum.IntEnum`` (``LogType``, for a parser's logger) as it loads, neither of
+                # which a run uses: it gets stand-ins that import those modules when first used,
+                # so a run imports neither (with what ``enum`` imports, a sixth of a cold run)
+                stubs = {key: _Deferred(key) for key in ("re", "enum") if key not in sys.modules}
+                sys.modules.update(stubs)
                 try:
                     module = loader.create_module(spec)
                     loader.exec_module(module)
                 finally:
-                    if stub is not None and sys.modules.get("re") is stub:
-                        del sys.modules["re"]
+                    for key, stub in stubs.items():
+                        if sys.modules.get(key) is stub:
+                            del sys.modules[key]
                 sys.modules[name] = module  # a later import of the package reuses it
                 return module
     return None
 
 
-class _LazyRe(type(_sys)):
-    """Stands for ``re`` while a binding loads: its ``compile`` is ``re.compile``, imported on
-    first call."""
+class _Deferred(type(_sys)):
+    """Stands for ``re`` or ``enum`` while a binding loads: ``re.compile`` is imported when first
+    called, an ``IntEnum`` is made when first used (see ``_DeferredEnum``)."""
 
     @staticmethod
     def compile(pattern, flags=0):
         import re
 
         return re.compile(pattern, flags)
+
+    @staticmethod
+    def IntEnum(name, members):  # noqa: N802 - enum's name
+        return _DeferredEnum(name, members)
+
+
+class _DeferredEnum:
+    """``enum.IntEnum(name, members)``, made when first called or asked for an attribute."""
+
+    def __init__(self, name, members) -> None:
+        self._arguments = (name, members)
+        self._made = None
+
+    def _enum(self):
+        if self._made is None:
+            from enum import IntEnum
+
+            self._made = IntEnum(*self._arguments)
+        return self._made
+
+    def __call__(self, *args, **kwargs):
+        return self._enum()(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") and name.endswith("_") and name != "__members__":
+            raise AttributeError(name)
+        return getattr(self._enum(), name)
+
+    def __iter__(self):
+        return iter(self._enum())
+
+    def __repr__(self) -> str:
+        return repr(self._enum())
 
 
 def parse(data: bytes) -> Tree:

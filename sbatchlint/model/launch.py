@@ -41,7 +41,6 @@ measured table of how srun settles a step's task count.
 from __future__ import annotations
 
 import posixpath
-from functools import lru_cache
 from itertools import product
 
 from .. import options as option_table
@@ -55,6 +54,7 @@ from .swaps import shifted_words, swapped_words
 from .values import Piece, Value, Word, split_value, consistent
 from ..shell import ancestors
 from ..lazyre import IGNORECASE, lazy
+from ..stdlite import lru_cache  # (functools' own, without importing functools)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover

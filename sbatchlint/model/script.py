@@ -1,14 +1,11 @@
 """The parsed batch script that rules query: built once per file."""
 from __future__ import annotations
 
-from functools import cached_property
-
-
 from .. import options, shell
 from ..source import Source, Span
 from .header import Header, parse_header
 from .steps import Command, Step, build_commands, build_steps
-from .values import Values
+from .values import Values, cached_property  # (functools.cached_property without importing functools)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover

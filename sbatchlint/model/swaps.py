@@ -16,11 +16,11 @@ parses the alternative as before.
 from __future__ import annotations
 
 from bisect import bisect_left
-from functools import lru_cache
 from itertools import accumulate, compress, count as counter, islice
 from operator import is_not
 
 from ..lazyre import lazy
+from ..stdlite import lru_cache  # (functools' own, without importing functools)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover

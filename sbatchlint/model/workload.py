@@ -23,13 +23,13 @@ resume from a checkpoint it is told about (``resumes``).
 from __future__ import annotations
 
 import posixpath
-from enum import Enum
 
 from .launch import DEEPSPEED, SRUN_NATIVE, TORCH_LAUNCH, TORCHRUN, EntryPoint, Launch, classify_entry
 from ..lazyclass import dataclass, field
 from .steps import Command, Step
 from .values import Word
 from ..lazyre import IGNORECASE, lazy
+from ..stdlite import Constants
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .script import Script
 
 
-class Workload(Enum):
+class Workload(Constants):  # an enum.Enum, without importing enum
     BRIDGE = "megatron-bridge"  # a Megatron-Bridge (or NeMo) recipe
     MEGATRON_LM = "megatron-lm"  # Megatron-LM's own pretrain_*.py
     PYTORCH = "pytorch"  # another PyTorch training run

@@ -2,7 +2,7 @@
 distribution names a ``Documentation`` URL in ``[project.urls]``."""
 from __future__ import annotations
 
-from functools import lru_cache
+from ..stdlite import lru_cache  # (functools' own, without importing functools)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
