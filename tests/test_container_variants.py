@@ -148,6 +148,9 @@ LOOP_SHAPES = [
     f'# for m in x; do --container-mounts\nsrun {IMAGE} --container-mounts=/a:/a python t.py\n',
     f'source ./env.sh\nsrun {IMAGE} $MOUNT_ARGS python t.py\n',
     f'srun {IMAGE} python t.py\n',
+    # a step in a loop that writes the flag on it, reading flags another loop appends
+    f'for i in 1 2; do ARGS="$ARGS --container-mounts=/d$i:/d$i"; done\n'
+    f'for j in 1 2; do\n  srun {IMAGE} --container-mounts=/e:/e $ARGS python t.py\ndone\n',
 ]
 
 

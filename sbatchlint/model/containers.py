@@ -1595,20 +1595,28 @@ def loop_built_flags(script: "Script", step: Step, option: str) -> Optional[Loop
 
 
 def _may_loop(script: "Script", flag: bytes) -> bool:
-    """Whether ``loop_built_flags`` may find ``flag`` appended in a loop: the flag is written
-    inside a loop of the script somewhere (an assignment a sourced file makes stands at the
-    script's ``source`` command). Found once per script: asked for every step, where the search
-    follows the variables of the step's options through every assignment of each."""
+    """Whether ``loop_built_flags`` may find ``flag`` appended in a loop: some assignment of the
+    script (of a kind the search follows) holds the flag's text and stands in a loop (an
+    assignment a sourced file makes stands at the script's ``source`` command). Found once per
+    script: asked for every step, where the search follows the variables of the step's options
+    through every assignment of each; a flag written on a step inside a loop (``for TP in …; do
+    srun --container-mounts=…``) is no such assignment."""
     memo = script.__dict__.setdefault("_containers_looped_flags", {})
     found = memo.get(flag)
     if found is None:
         found = False
         data = script.data
-        at = data.find(flag)
-        while at >= 0 and not found:
-            node = script.root.descendant_for_byte_range(at, at + len(flag) - 1)
-            found = node is not None and (node.type in _LOOP_TYPES or any(a.type in _LOOP_TYPES for a in ancestors(node)))
-            at = data.find(flag, at + 1)
+        if flag in data:
+            for assignments in script.values.assignments.values():
+                for assignment in assignments:
+                    if assignment.kind not in ("assign", "append", "array"):
+                        continue
+                    node = assignment.node
+                    if flag in data[node.start_byte : node.end_byte] and any(a.type in _LOOP_TYPES for a in ancestors(node)):
+                        found = True
+                        break
+                if found:
+                    break
         memo[flag] = found
     return found
 
