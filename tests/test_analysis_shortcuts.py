@@ -240,3 +240,75 @@ def test_early_expansions_are_not_judged_unless_asked():
     assert set(trees) == before and all("blocker" not in e.__dict__ for e in entries)
     [e.escapable for e in entries]
     assert len(trees) > len(before)
+
+
+# -- launches: a variant whose words up to the entry point are the launch's own ---------------------
+AGAIN_SHAPES = [
+    'for TP in 1 2 4; do\n  srun bash -c "python -m torch.distributed.run --nproc_per_node=8 --nnodes=$SLURM_NNODES'
+    ' t.py --tp $TP --pp 2"\ndone\n',
+    "for TP in 1 2; do\n  srun uv run python t.py --tp $TP\ndone\n",
+    "for N in 1 2; do\n  srun torchrun --standalone --nproc_per_node $N\ndone\n",
+    "for N in 1 2; do\n  srun torchrun --nproc_per_node $N t.py\ndone\n",
+    "for D in /a /b; do\n  srun apptainer exec --pwd $D img.sif python t.py --x 1\ndone\n",
+    "for C in 'print(1)' 'print(2)'; do\n  srun python -c \"$C\" --x\ndone\n",
+    'for A in "t.py --a" "u.py"; do\n  srun bash -c "torchrun --nnodes=2 $A --b"\ndone\n',
+    'for E in 1 2; do\n  srun bash -c "X=$E torchrun --nnodes=2 t.py; deepspeed --num_gpus $E t.py"\ndone\n',
+]
+
+
+def _launch_words(launch):
+    def words(ws):
+        return [(id(w), w.value, w.span) for w in ws]
+
+    return (launch.step, launch.command, launch.kind, words(launch.launcher),
+            [(o.name, o.written, words(o.words), o.value) for o in launch.options],
+            (launch.entry.kind, words(launch.entry.words)) if launch.entry else None, words(launch.args),
+            launch.options_incomplete, launch.index, launch.workdir)
+
+
+@pytest.mark.parametrize("body", AGAIN_SHAPES)
+def test_a_variant_read_off_its_launch_is_what_reading_it_gives(body):
+    """``_Again`` gives a variant whose argv holds the launch's own words up to its entry point
+    the launch's reading with the variant's arguments: what ``recognise`` reads of it."""
+    from sbatchlint.model import launch as launch_model
+
+    script = script_of(body)
+    launches = script.launches
+    assert launches and any(len(launch.variants) > 1 for launch in launches)
+    for launch in launches:
+        step = launch.step
+        index = next(i for i, c in enumerate(step.task_commands) if c.node == launch.command.node)
+        workdir = launch_model._workdir(script, step, step.task_commands[index])
+        for variant in launch.variants[:-1] + launch.others:
+            again = launch_model.recognise(step, variant.command, workdir)
+            assert again is not None and _launch_words(variant) == _launch_words(again)
+
+
+def test_the_again_shapes_read_variants_off_their_launch(monkeypatch):
+    from sbatchlint.model import launch as launch_model
+
+    calls = []
+    real = launch_model.recognise
+    monkeypatch.setattr(launch_model, "recognise", lambda *a: calls.append(a) or real(*a))
+    launches = script_of(AGAIN_SHAPES[0]).launches
+    assert len(launches) == 1 and len(launches[0].variants) == 3 and len(calls) == 1
+
+
+@pytest.mark.parametrize("body", ["srun torchrun --nnodes=2 --standalone\n", "srun torchrun --nnodes=2 t.py --tp 2\n",
+                                  "srun python -c 'print(1)'\n"])
+def test_a_variant_with_more_or_fewer_words_is_read_again(body):
+    """A launch read to the end of its argv says nothing of a variant with more words after the
+    same ones: that one is read in full (and so is one with fewer words)."""
+    from sbatchlint.model import launch as launch_model
+
+    script = script_of(body)
+    (launch,) = script.launches
+    command = launch.command
+    extra = script_of("srun x.py\n").steps[0].task_commands[0].argv
+    for argv in (command.argv + extra, command.argv[:-1]):
+        variant = launch_model.Command(command.node, argv, command.env, False, launch.step)
+        found = launch_model._Again(launch)(launch.step, variant, None)
+        again = launch_model.recognise(launch.step, variant, None)
+        assert (found is None) == (again is None)
+        if found is not None:
+            assert _launch_words(found) == _launch_words(again)

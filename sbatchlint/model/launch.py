@@ -40,6 +40,7 @@ measured table of how srun settles a step's task count.
 """
 from __future__ import annotations
 
+import bisect
 import posixpath
 from itertools import product
 
@@ -49,7 +50,8 @@ from ..source import Span
 from .geometry import TaskLayout, job_task_count_set, task_layout  # noqa: F401  (re-exported)
 from .branches import alternative_groups
 from .steps import SHELLS, Command, Step, parse_task_string, task_string_command
-from .steps import inner_command, parsed_task_string, task_tree
+from .steps import EnvAssignment, inner_command, parsed_task_string, remap, step_span, task_tree
+from .steps import _outer_span, _remap_word
 from .swaps import shifted_words, swapped_words
 from .values import Piece, Value, Word, split_value, consistent
 from ..shell import ancestors
@@ -968,7 +970,50 @@ def _substituted(script: "Script", step: Step, alternative: Value, index: int) -
         span = piece.span
         if span is None or span.start != node.start_byte or span.end != node.end_byte or word.span.end != span.end or not piece.exact:
             return None
-    return parse.command_in(alternative, index, step)
+    return _command_in(parse, alternative, index, step)
+
+
+def _command_in(parse, string: Value, index: int, step: Step) -> Command:
+    """``parse.command_in(string, index, step)``, but a word whose bytes ``string`` holds in the
+    very pieces the step's own string holds there, at the same offsets, is the word the step's
+    own command was mapped to: mapping it onto ``string`` reads those pieces alone (its value's,
+    its span's, through ``slice_pieces`` and ``source_bounds``), so it gives that word again. An
+    alternative of a loop mostly differs in a few words (``--tp $TP``); the others (the launcher
+    and its options among them) are then the same objects in every alternative's command, which
+    ``build_launches`` reads once (``_again``)."""
+    own = parse.command(index, step).argv  # (the step's own string's words, mapped once)
+    inner = inner_command(parse.local, index)
+    primary = parse.string
+    p_starts, p_ends, _ = primary._layout
+    a_starts, a_ends, _ = string._layout
+    p_pieces, a_pieces = primary.pieces, string.pieces
+    cuts = parse.cuts
+    argv: List[Word] = []
+    for word, mapped in zip(inner.argv, own):
+        if word.alternatives is None:
+            lo, hi = word.span.start, word.span.end
+            for piece in word.value.pieces:
+                span = piece.span
+                if span is not None:
+                    if span.start < lo:
+                        lo = span.start
+                    if span.end > hi:
+                        hi = span.end
+            first = bisect.bisect_left(a_ends, lo)
+            last = bisect.bisect_right(a_starts, hi, first)
+            p_first = bisect.bisect_left(p_ends, lo)
+            p_last = bisect.bisect_right(p_starts, hi, p_first)
+            if last - first == p_last - p_first and (
+                first == last or (a_starts[first] == p_starts[p_first] and all(
+                    a is b for a, b in zip(a_pieces[first:last], p_pieces[p_first:p_last])))
+            ):
+                argv.append(mapped)
+                continue
+        argv.append(_remap_word(word, string, cuts))
+    env = [
+        EnvAssignment(e.name, remap(e.value, string), _outer_span(string, e.span) or step_span(step)) for e in inner.env
+    ]
+    return Command(inner.node, argv, env, True, step)
 
 
 def _shifted(script: "Script", parse, step: Step, alternative: Value, index: int) -> Optional[Command]:
@@ -1133,6 +1178,42 @@ def _splittable(value: Value) -> Value:
     return Value(tuple(Piece(p.text, p.span, p.quote, p.known, p.name, p.escaped, p.via, True, p.task, p.loop) for p in value.pieces))
 
 
+class _Again:
+    """``recognise`` of a variant of a launch's command (same step, same working directory).
+
+    ``recognise`` reads the words up to the entry point and the entry point itself, nothing
+    after them (only their number, when it reads to the end of the argv): a variant whose argv
+    holds the very same words there (and wraps the program alike) reads the same launcher,
+    options and entry point, with its own arguments. Those come without reading them again: a
+    loop's variants mostly differ in the entry point's arguments (``--tp $TP``)."""
+
+    __slots__ = ("launch", "incomplete", "read")
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self.incomplete = launch.options_incomplete  # (as read: build_launches may set it after)
+        self.read = len(launch.command.argv) - len(launch.args)  # the words the reading took
+
+    def __call__(self, step: Step, command: Command, workdir: Optional[str]) -> Optional[Launch]:
+        launch = self.launch
+        own = launch.command.argv
+        argv = command.argv
+        read = self.read
+        if (
+            (len(argv) == len(own) or read < len(argv) and read < len(own))
+            and all(argv[k] is own[k] for k in range(read))
+            and command.begin == launch.command.begin
+        ):
+            entry = launch.entry
+            return Launch(
+                step, command, launch.kind, list(launch.launcher),
+                [LaunchOption(o.name, o.written, list(o.words), o.value) for o in launch.options],
+                EntryPoint(entry.kind, list(entry.words)) if entry is not None else None, argv[read:],
+                options_incomplete=self.incomplete, index=launch.index, workdir=launch.workdir,
+            )
+        return recognise(step, command, workdir)
+
+
 def build_launches(script: "Script") -> List[Launch]:
     out: List[Launch] = []
     for step in script.steps:
@@ -1143,6 +1224,7 @@ def build_launches(script: "Script") -> List[Launch]:
             launch = recognise(step, command, workdir)
             if launch is None:
                 continue
+            again = _Again(launch)
             if command.in_string and _tree_has_error(command.node):
                 # the task's string did not parse cleanly: its words may be cut wrongly
                 launch.unparsed = True
@@ -1155,12 +1237,12 @@ def build_launches(script: "Script") -> List[Launch]:
             # replaces below, so the launch stands for it as it is.
             if command.in_string:
                 found = [
-                    launch if other is own else recognise(step, _inherited(script, step, other), workdir)
+                    launch if other is own else again(step, _inherited(script, step, other), workdir)
                     for other in _string_variants(script, step, index)
                 ]
             else:
                 found = [
-                    launch if argv is command.argv else recognise(step, Command(command.node, argv, command.env, command.in_string, step), workdir)
+                    launch if argv is command.argv else again(step, Command(command.node, argv, command.env, command.in_string, step), workdir)
                     for argv in _argv_variants(command.argv, script.values.globbing)
                 ]
             for variant in found:
