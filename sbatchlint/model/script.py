@@ -64,8 +64,16 @@ class analysis:
 
 
 def analyses(owner: type) -> List[str]:
-    """The names of the shared analyses a model class declares."""
-    return [name for klass in owner.__mro__ for name, value in vars(klass).items() if isinstance(value, analysis)]
+    """The names of the shared analyses a model class declares (worked out once per class:
+    ``Script.release`` asks for every file)."""
+    found = _ANALYSES.get(owner)
+    if found is None:
+        found = _ANALYSES[owner] = [name for klass in owner.__mro__ for name, value in vars(klass).items()
+                                    if isinstance(value, analysis)]
+    return found
+
+
+_ANALYSES: Dict[type, List[str]] = {}
 
 
 class Script:
