@@ -22,7 +22,7 @@ unset); nothing in the package asks that of a class with no instance.
 from __future__ import annotations
 
 from _thread import RLock, get_ident
-from operator import attrgetter
+from _operator import attrgetter  # (operator's own: its Python module is not imported)
 
 _LOCK = RLock()
 _PENDING: dict = {}  # class -> the decorator's options, until the class is finished

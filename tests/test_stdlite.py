@@ -99,7 +99,7 @@ def test_a_run_imports_neither_enum_nor_functools_and_the_parsers_log_types_stil
                                      "srun python -m megatron.bridge.recipes.run train.py\n")
     probe = ("import sys\nfrom sbatchlint.start import main\n"
              "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
-             "print(sorted(m for m in ('enum', 'functools', 'collections', 're') if m in sys.modules))\n"
+             "print(sorted(m for m in ('enum', 'functools', 'collections', 're', 'operator') if m in sys.modules))\n"
              "import tree_sitter\nfrom sbatchlint import shell\n"
              "parser = tree_sitter.Parser(tree_sitter.Language(shell.bash_language()))\nseen = []\n"
              "parser.logger = lambda kind, message: seen.append(kind)\nparser.parse(b'echo hi\\n')\n"

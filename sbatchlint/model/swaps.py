@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import accumulate, compress, count as counter, islice
-from operator import is_not
+from _operator import is_not  # (operator's own: its Python module is not imported)
 
 from ..lazyre import lazy
 from ..stdlite import lru_cache  # (functools' own, without importing functools)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 
 from itertools import accumulate, chain
-from operator import attrgetter
+from _operator import attrgetter  # (operator's own: its Python module is not imported)
 
 
 from ..lazyclass import dataclass, field
