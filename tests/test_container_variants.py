@@ -224,3 +224,54 @@ def test_a_sourced_files_loop_is_searched_at_the_source_command(tmp_path, monkey
         monkeypatch.setattr(container_model, "_may_loop", lambda script, flag: True)
         assert found == [container_model.loop_built_flags(script, step, "container-mounts") for step in script.steps]
         monkeypatch.undo()
+
+
+# -- a value cut at its known separators; what each site brought, counted in one pass --------------
+def _split_by_bytes(value, separator):
+    """``split_value`` as a walk over each known piece's bytes (what it stands for)."""
+    from sbatchlint.model.values import Value
+
+    parts = [[]]
+    for piece in value.pieces:
+        if not piece.known or separator not in piece.text:
+            parts[-1].append(piece)
+            continue
+        raw = piece.render().encode("utf-8")
+        start = 0
+        sub = Value((piece,))
+        for index, byte in enumerate(raw):
+            if byte == ord(separator):
+                if index > start:
+                    parts[-1].extend(sub.slice(start, index).pieces)
+                parts.append([])
+                start = index + 1
+        if start < len(raw):
+            parts[-1].extend(sub.slice(start, len(raw)).pieces)
+    return [Value(tuple(p)) for p in parts]
+
+
+SPLIT_SHAPES = SHAPES + [
+    'M="/dä:/d,,$HOME/x:/y:ro,"\nsrun --container-image=x --container-mounts=$M,/z:/z python t.py\n',
+    'A=/a\nsrun --container-image=x --container-mounts=":$A::$A," python t.py\n',
+]
+
+
+@pytest.mark.parametrize("body", SPLIT_SHAPES)
+def test_a_value_is_cut_where_its_bytes_hold_the_separator(body):
+    script = _script(body)
+    for step in script.steps:
+        for word in step.command.argv:
+            for separator in (",", ":"):
+                assert container_model.split_value(word.value, separator) == _split_by_bytes(word.value, separator)
+
+
+@pytest.mark.parametrize("body", SPLIT_SHAPES)
+def test_what_each_site_brought_is_what_its_pieces_give(body):
+    script = _script(body)
+    for step in script.steps:
+        pieces = container_model.command_pieces(step.command)
+        extents = container_model.SiteExtents(pieces)
+        for piece in pieces:
+            for site in piece.via:
+                brought = {id(p): p for p in pieces if site in p.via}
+                assert extents.get(site) == container_model._extent(list(brought.values()))

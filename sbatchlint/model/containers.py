@@ -750,6 +750,11 @@ class Containers:
         """False when nothing can set ``name`` for the step's tasks: no assignment in the batch
         script, none before the task command or in its string (or a file it sources), and no
         mention in ``--export``."""
+        names, anything, exported = self._settable_of(step)
+        return name in names or anything or (exported is not None and name in exported)
+
+    def _settable_of(self, step: Step) -> Tuple[set, bool, Optional[str]]:
+        """``_may_be_set``'s facts of a step (found once per step)."""
         found = self._settable.get(id(step))
         if found is None:
             names = set(self.script.values.assignments)
@@ -768,8 +773,7 @@ class Containers:
             export = step.option(option_table.EXPORT)
             exported = export.value if export is not None else None
             found = self._settable[id(step)] = (names, anything, exported)
-        names, anything, exported = found
-        return name in names or anything or (exported is not None and name in exported)
+        return found
 
     # -- building the container side ------------------------------------------------------------
     def _container_paths(self, container: StepContainer) -> List[PathUse]:
@@ -781,9 +785,11 @@ class Containers:
             out.append(PathUse(PathValue.of(value), "container", "workdir", span, step, variable_of(self.script, value)))
         for command in step.task_commands:
             out.extend(_command_paths(self.script, command, step))
+        names, anything, exported = self._settable_of(step)
+        own = self._image_environment(container)
         for name in CACHE_VARIABLES:
-            if not self._may_be_set(step, name) and name not in self._image_environment(container):
-                continue  # what task_env answers without a search: unset, no path
+            if not (name in names or anything or (exported is not None and name in exported)) and name not in own:
+                continue  # (not _may_be_set) what task_env answers without a search: unset, no path
             setting = self.task_env(step, name)
             if not setting.is_set or setting.value is None:
                 continue
@@ -823,15 +829,17 @@ def split_value(value: Value, separator: str) -> List[Value]:
         if not piece.known or separator not in piece.text:
             parts[-1].append(piece)
             continue
-        raw = piece.render().encode("utf-8")
+        raw = piece.text.encode("utf-8")  # (a known piece renders as its text)
         start = 0
         sub = Value((piece,))
-        for index, byte in enumerate(raw):
-            if byte == ord(separator):
-                if index > start:
-                    parts[-1].extend(sub.slice(start, index).pieces)
-                parts.append([])
-                start = index + 1
+        mark = separator.encode("utf-8")
+        index = raw.find(mark)
+        while index >= 0:
+            if index > start:
+                parts[-1].extend(sub.slice(start, index).pieces)
+            parts.append([])
+            start = index + 1
+            index = raw.find(mark, start)
         if start < len(raw):
             parts[-1].extend(sub.slice(start, len(raw)).pieces)
     return [Value(tuple(p)) for p in parts]
@@ -902,41 +910,49 @@ def command_pieces(command: Command) -> List[Piece]:
     once per command; shared, do not modify)."""
     found = command.__dict__.get("_pieces")
     if found is None:
-        found = command.__dict__["_pieces"] = Context(p for word in command.argv for p in word.pieces)
+        found = command.__dict__["_pieces"] = Context()
+        extend = found.extend
+        for word in command.argv:
+            extend(word.pieces)
     return found
 
 
 class SiteExtents:
     """For the expansion sites in some pieces' ``via``: the source bytes of the pieces each site
-    brought (those with a span), as ``_extent`` gives them; each computed when first asked."""
+    brought (those with a span), as ``_extent`` gives them (counted in one pass over the pieces:
+    a context is asked about most of its sites)."""
+
+    __slots__ = ("_extents",)
 
     def __init__(self, pieces: Sequence[Piece]) -> None:
-        brought: Dict[Tuple[int, int], List[Piece]] = {}
+        extents: Dict[Tuple[int, int], Dict[Tuple[int, int], int]] = {}
         for piece in pieces:
-            if piece.span is None or not piece.via:
+            via = piece.via
+            if not via:
                 continue
-            if len(piece.via) == 1:
-                site = piece.via[0]
-                keys: Iterable[Tuple[int, int]] = ((site.start, site.end),)
-            else:
-                keys = {(site.start, site.end) for site in piece.via}  # a piece counts once per site
-            for key in keys:
-                group = brought.get(key)
-                if group is None:
-                    brought[key] = [piece]
+            span = piece.span
+            if span is None:
+                continue
+            at = (span.start, span.end)
+            if len(via) == 1:
+                site = via[0]
+                key = (site.start, site.end)
+                found = extents.get(key)
+                if found is None:
+                    extents[key] = {at: 1}
                 else:
-                    group.append(piece)
-        self._brought = brought
-        self._extents: Dict[Tuple[int, int], Optional[Dict[Tuple[int, int], int]]] = {}
+                    found[at] = found.get(at, 0) + 1
+                continue
+            for key in {(site.start, site.end) for site in via}:  # a piece counts once per site
+                found = extents.get(key)
+                if found is None:
+                    extents[key] = {at: 1}
+                else:
+                    found[at] = found.get(at, 0) + 1
+        self._extents = extents
 
     def get(self, site: Span) -> Optional[Dict[Tuple[int, int], int]]:
-        key = (site.start, site.end)
-        try:
-            return self._extents[key]
-        except KeyError:
-            group = self._brought.get(key)
-            found = self._extents[key] = _extent(group) if group else None
-            return found
+        return self._extents.get((site.start, site.end))
 
 
 def _extent(pieces: Sequence[Piece]) -> Optional[Dict[Tuple[int, int], int]]:
@@ -1557,9 +1573,14 @@ def loop_built_flags(script: "Script", step: Step, option: str) -> Optional[Loop
     argv = step.command.argv
     first_task = len(argv) - len(step.task_argv)
     names: List[str] = []
+    read: Set[Tuple[int, int]] = set()  # (the words split from one expansion share its node)
     for word in argv[:first_task]:
-        if word.node is not None:
-            names.extend(_EXPANDED.findall(data[word.node.start_byte : word.node.end_byte].decode("utf-8", "replace")))
+        node = word.node
+        if node is not None:
+            key = (node.start_byte, node.end_byte)
+            if key not in read:
+                read.add(key)
+                names.extend(_EXPANDED.findall(data[key[0] : key[1]].decode("utf-8", "replace")))
     seen: Set[str] = set()
     depth = 0
     while names and depth < 6:
