@@ -253,6 +253,9 @@ AGAIN_SHAPES = [
     "for C in 'print(1)' 'print(2)'; do\n  srun python -c \"$C\" --x\ndone\n",
     'for A in "t.py --a" "u.py"; do\n  srun bash -c "torchrun --nnodes=2 $A --b"\ndone\n',
     'for E in 1 2; do\n  srun bash -c "X=$E torchrun --nnodes=2 t.py; deepspeed --num_gpus $E t.py"\ndone\n',
+    # empty pieces next to the words, from values the loop rewrites with values of the same length
+    'for P in 1 2; do\n  if [ -n "$A" ]; then Z=""; fi\n'
+    '  srun bash -c "torchrun --nnodes=2 ${Z}t.py${Z} --pp $P${Z} --x ${Z}"\ndone\n',
 ]
 
 
@@ -312,3 +315,26 @@ def test_a_variant_with_more_or_fewer_words_is_read_again(body):
         assert (found is None) == (again is None)
         if found is not None:
             assert _launch_words(found) == _launch_words(again)
+
+
+@pytest.mark.parametrize("body", AGAIN_SHAPES)
+def test_a_task_string_command_keeping_the_steps_words_is_what_mapping_it_gives(body):
+    """``_command_in`` keeps the step's own mapped word where the alternative holds the same
+    pieces: each word is what ``command_in`` maps anew."""
+    from sbatchlint.model import launch as launch_model
+    from sbatchlint.model.steps import parsed_task_string
+
+    script = script_of(body)
+    for step in script.steps:
+        if step.task_string is None:
+            continue
+        parse = parsed_task_string(script.values, step.task_string)
+        alternatives = [w for w in step.task_argv if w.alternatives and w.value.pieces == step.task_string.pieces]
+        for word in alternatives:
+            for alternative in word.alternatives:
+                for index in range(len(step.task_commands)):
+                    fast = launch_model._command_in(parse, alternative, index, step)
+                    full = parse.command_in(alternative, index, step)
+                    assert [(w.value, w.span, w.alternatives) for w in fast.argv] == [
+                        (w.value, w.span, w.alternatives) for w in full.argv]
+                    assert [(e.name, e.value, e.span) for e in fast.env] == [(e.name, e.value, e.span) for e in full.env]

@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import bisect
 import posixpath
-from itertools import product
+from itertools import compress, count as counter, product
+from _operator import is_not  # (operator's own: its Python module is not imported)
 
 from .. import options as option_table
 from ..lazyclass import dataclass, field
@@ -929,12 +930,13 @@ def _string_variants(script: "Script", step: Step, index: int) -> List[Command]:
     count = len(step.task_commands)
     # the primary alternative is the string the step's task commands were parsed from
     primary = _same_pieces(alternatives[-1], step.task_string)
+    memo: dict = {}  # (what _substituted reads of the step's own string, for each alternative)
     for alternative in alternatives:
         if alternative is alternatives[-1] and primary:
             step.task_values = own
             out.append(step.task_commands[index])
             continue
-        command = _substituted(script, step, alternative, index) if primary else None
+        command = _substituted(script, step, alternative, index, memo) if primary else None
         if command is None:
             command = task_string_command(script.values, alternative, index, count, step)
         if command is not None:
@@ -942,7 +944,7 @@ def _string_variants(script: "Script", step: Step, index: int) -> List[Command]:
     return out
 
 
-def _substituted(script: "Script", step: Step, alternative: Value, index: int) -> Optional[Command]:
+def _substituted(script: "Script", step: Step, alternative: Value, index: int, memo: Optional[dict] = None) -> Optional[Command]:
     """Task command ``index`` of an alternative string that parses as the step's own string and
     differs from it only in plain literal arguments of that command (``for TP in 1 2 4; do srun
     bash -c "… --tp $TP"``, see ``model/swaps.py``): the command the step's own string parsed to,
@@ -970,43 +972,37 @@ def _substituted(script: "Script", step: Step, alternative: Value, index: int) -
         span = piece.span
         if span is None or span.start != node.start_byte or span.end != node.end_byte or word.span.end != span.end or not piece.exact:
             return None
-    return _command_in(parse, alternative, index, step)
+    return _command_in(parse, alternative, index, step, memo)
 
 
-def _command_in(parse, string: Value, index: int, step: Step) -> Command:
-    """``parse.command_in(string, index, step)``, but a word whose bytes ``string`` holds in the
-    very pieces the step's own string holds there, at the same offsets, is the word the step's
-    own command was mapped to: mapping it onto ``string`` reads those pieces alone (its value's,
-    its span's, through ``slice_pieces`` and ``source_bounds``), so it gives that word again. An
-    alternative of a loop mostly differs in a few words (``--tp $TP``); the others (the launcher
-    and its options among them) are then the same objects in every alternative's command, which
-    ``build_launches`` reads once (``_again``)."""
-    own = parse.command(index, step).argv  # (the step's own string's words, mapped once)
-    inner = inner_command(parse.local, index)
+def _command_in(parse, string: Value, index: int, step: Step, memo: Optional[dict] = None) -> Command:
+    """``parse.command_in(string, index, step)`` of an alternative laid out as the step's own
+    string (the same pieces but for a few of the same length, as ``swapped_words`` finds it),
+    but a word whose bytes the alternative holds in the very pieces the step's own string holds
+    there is the word the step's own command was mapped to: mapping it onto ``string`` reads
+    those pieces alone (its value's, its span's, through ``slice_pieces`` and ``source_bounds``),
+    so it gives that word again. An alternative of a loop mostly differs in a few words (``--tp
+    $TP``); the others (the launcher and its options among them) are then the same objects in
+    every alternative's command, which ``build_launches`` reads once (``_Again``). ``memo``: kept
+    by the caller for the alternatives of one command (the pieces each of its words reads)."""
     primary = parse.string
     p_starts, p_ends, _ = primary._layout
-    a_starts, a_ends, _ = string._layout
-    p_pieces, a_pieces = primary.pieces, string.pieces
+    if string._layout[1] != p_ends:
+        return parse.command_in(string, index, step)  # (laid out otherwise: each word mapped)
+    own = parse.command(index, step).argv  # (the step's own string's words, mapped once)
+    inner = inner_command(parse.local, index)
+    reach = memo.get(index) if memo is not None else None
+    if reach is None:
+        reach = _pieces_read(inner, p_starts, p_ends)
+        if memo is not None:
+            memo[index] = reach
+    changed = list(compress(counter(), map(is_not, string.pieces, primary.pieces)))  # (sorted)
     cuts = parse.cuts
     argv: List[Word] = []
-    for word, mapped in zip(inner.argv, own):
-        if word.alternatives is None:
-            lo, hi = word.span.start, word.span.end
-            for piece in word.value.pieces:
-                span = piece.span
-                if span is not None:
-                    if span.start < lo:
-                        lo = span.start
-                    if span.end > hi:
-                        hi = span.end
-            first = bisect.bisect_left(a_ends, lo)
-            last = bisect.bisect_right(a_starts, hi, first)
-            p_first = bisect.bisect_left(p_ends, lo)
-            p_last = bisect.bisect_right(p_starts, hi, p_first)
-            if last - first == p_last - p_first and (
-                first == last or (a_starts[first] == p_starts[p_first] and all(
-                    a is b for a, b in zip(a_pieces[first:last], p_pieces[p_first:p_last])))
-            ):
+    for word, mapped, read in zip(inner.argv, own, reach):
+        if read is not None:
+            at = bisect.bisect_left(changed, read[0])
+            if at == len(changed) or changed[at] >= read[1]:
                 argv.append(mapped)
                 continue
         argv.append(_remap_word(word, string, cuts))
@@ -1014,6 +1010,28 @@ def _command_in(parse, string: Value, index: int, step: Step) -> Command:
         EnvAssignment(e.name, remap(e.value, string), _outer_span(string, e.span) or step_span(step)) for e in inner.env
     ]
     return Command(inner.node, argv, env, True, step)
+
+
+def _pieces_read(inner: Command, starts: List[int], ends: List[int]) -> List[Optional[Tuple[int, int]]]:
+    """For each word of a task string's command: the pieces [first, last) of the string that
+    mapping it reads (``slice_pieces``' reach over its span and its pieces' spans), None for a
+    word with alternatives (whose pieces may stand anywhere in the string)."""
+    out: List[Optional[Tuple[int, int]]] = []
+    for word in inner.argv:
+        if word.alternatives is not None:
+            out.append(None)
+            continue
+        lo, hi = word.span.start, word.span.end
+        for piece in word.value.pieces:
+            span = piece.span
+            if span is not None:
+                if span.start < lo:
+                    lo = span.start
+                if span.end > hi:
+                    hi = span.end
+        first = bisect.bisect_left(ends, lo)
+        out.append((first, bisect.bisect_right(starts, hi, first)))
+    return out
 
 
 def _shifted(script: "Script", parse, step: Step, alternative: Value, index: int) -> Optional[Command]:
