@@ -1912,9 +1912,10 @@ def _task_env(script: "Script", step: Step, name: str, container: "StepContainer
         if not passes_all and name not in heads:
             return EnvSetting(name, [], "unset")
     values = script.values
-    at = step.command.node.start_byte
-    if step.command.in_function:
-        at = len(script.data)
+    command = step.command
+    at = command.__dict__.get("_containers_env_at")  # (asked for each cache variable of the step)
+    if at is None:
+        at = command.__dict__["_containers_env_at"] = len(script.data) if command.in_function else command.node.start_byte
     assignments = [a for a in values.assignments_before(name, at) if a.kind in ("assign", "append")]
     opaque = values.sourced and values.unresolved_source(at) is not None
     if not assignments:

@@ -989,7 +989,11 @@ def _command_in(parse, string: Value, index: int, step: Step, memo: Optional[dic
     p_starts, p_ends, _ = primary._layout
     if string._layout[1] != p_ends:
         return parse.command_in(string, index, step)  # (laid out otherwise: each word mapped)
-    own = parse.command(index, step).argv  # (the step's own string's words, mapped once)
+    mapped = parse.mapped[index]
+    if mapped is None:
+        parse.command(index, step)  # (maps the step's own string's words, once)
+        mapped = parse.mapped[index]
+    own = mapped[1]
     inner = inner_command(parse.local, index)
     reach = memo.get(index) if memo is not None else None
     if reach is None:
