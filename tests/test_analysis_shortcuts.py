@@ -253,6 +253,7 @@ AGAIN_SHAPES = [
     "for C in 'print(1)' 'print(2)'; do\n  srun python -c \"$C\" --x\ndone\n",
     'for A in "t.py --a" "u.py"; do\n  srun bash -c "torchrun --nnodes=2 $A --b"\ndone\n',
     'for E in 1 2; do\n  srun bash -c "X=$E torchrun --nnodes=2 t.py; deepspeed --num_gpus $E t.py"\ndone\n',
+    'for TP in 1 2; do\n  srun bash -c "Y=/a/$HOME X=$TP torchrun --nnodes=2 t.py --tp $TP"\ndone\n',
     # empty pieces next to the words, from values the loop rewrites with values of the same length
     'for P in 1 2; do\n  if [ -n "$A" ]; then Z=""; fi\n'
     '  srun bash -c "torchrun --nnodes=2 ${Z}t.py${Z} --pp $P${Z} --x ${Z}"\ndone\n',

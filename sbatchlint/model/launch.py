@@ -983,7 +983,8 @@ def _command_in(parse, string: Value, index: int, step: Step, memo: Optional[dic
     those pieces alone (its value's, its span's, through ``slice_pieces`` and ``source_bounds``),
     so it gives that word again. An alternative of a loop mostly differs in a few words (``--tp
     $TP``); the others (the launcher and its options among them) are then the same objects in
-    every alternative's command, which ``build_launches`` reads once (``_Again``). ``memo``: kept
+    every alternative's command, which ``build_launches`` reads once (``_Again``). Its prefix
+    assignments keep the step's own values and spans alike. ``memo``: kept
     by the caller for the alternatives of one command (the pieces each of its words reads)."""
     primary = parse.string
     p_starts, p_ends, _ = primary._layout
@@ -1003,39 +1004,43 @@ def _command_in(parse, string: Value, index: int, step: Step, memo: Optional[dic
     changed = list(compress(counter(), map(is_not, string.pieces, primary.pieces)))  # (sorted)
     cuts = parse.cuts
     argv: List[Word] = []
-    for word, mapped, read in zip(inner.argv, own, reach):
+    for word, kept, read in zip(inner.argv, own, reach):
         if read is not None:
             at = bisect.bisect_left(changed, read[0])
             if at == len(changed) or changed[at] >= read[1]:
-                argv.append(mapped)
+                argv.append(kept)
                 continue
         argv.append(_remap_word(word, string, cuts))
-    env = [
-        EnvAssignment(e.name, remap(e.value, string), _outer_span(string, e.span) or step_span(step)) for e in inner.env
-    ]
+    env: List[EnvAssignment] = []
+    for e, (_, value, span) in zip(inner.env, mapped[2]):
+        read = _reach(e.value, e.span, p_starts, p_ends)
+        at = bisect.bisect_left(changed, read[0])
+        if at < len(changed) and changed[at] < read[1]:
+            value, span = remap(e.value, string), _outer_span(string, e.span)
+        env.append(EnvAssignment(e.name, value, span or step_span(step)))
     return Command(inner.node, argv, env, True, step)
+
+
+def _reach(value: Value, span: Span, starts: List[int], ends: List[int]) -> Tuple[int, int]:
+    """The pieces [first, last) of a string that mapping a word or an assignment read there
+    reads (``slice_pieces``' reach over its span and its value's pieces' spans)."""
+    lo, hi = span.start, span.end
+    for piece in value.pieces:
+        at = piece.span
+        if at is not None:
+            if at.start < lo:
+                lo = at.start
+            if at.end > hi:
+                hi = at.end
+    first = bisect.bisect_left(ends, lo)
+    return first, bisect.bisect_right(starts, hi, first)
 
 
 def _pieces_read(inner: Command, starts: List[int], ends: List[int]) -> List[Optional[Tuple[int, int]]]:
     """For each word of a task string's command: the pieces [first, last) of the string that
     mapping it reads (``slice_pieces``' reach over its span and its pieces' spans), None for a
     word with alternatives (whose pieces may stand anywhere in the string)."""
-    out: List[Optional[Tuple[int, int]]] = []
-    for word in inner.argv:
-        if word.alternatives is not None:
-            out.append(None)
-            continue
-        lo, hi = word.span.start, word.span.end
-        for piece in word.value.pieces:
-            span = piece.span
-            if span is not None:
-                if span.start < lo:
-                    lo = span.start
-                if span.end > hi:
-                    hi = span.end
-        first = bisect.bisect_left(ends, lo)
-        out.append((first, bisect.bisect_right(starts, hi, first)))
-    return out
+    return [None if word.alternatives is not None else _reach(word.value, word.span, starts, ends) for word in inner.argv]
 
 
 def _shifted(script: "Script", parse, step: Step, alternative: Value, index: int) -> Optional[Command]:
