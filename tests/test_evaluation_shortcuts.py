@@ -15,6 +15,7 @@ import pytest
 import scriptgen
 from sbatchlint.model import values as model_values
 from sbatchlint.model.script import Script
+from sbatchlint.shell import ancestors
 from sbatchlint.model.values import MAX_ALTERNATIVES, Piece, Value, _product
 from sbatchlint.source import Source
 
@@ -43,6 +44,11 @@ SHAPES = [
     'L="a,b c"\nIFS=,\nsrun echo $L\nf() { local IFS=:; X="a:b"; srun echo $X $L; }\nIFS=";"\nsrun echo $L\nf\n',
     'Z="e,f g"\nif [ -n "$Q" ]; then IFS=,; fi\nsrun echo $Z\nunset IFS\nsrun echo $Z\nIFS+=x\nsrun echo $Z\n'
     'IFS=$SEP\nsrun echo $Z\nIFS=\nsrun echo $Z\n',
+    # assignments in constructs that do or do not enclose the use (lists, case, loops, subshells)
+    'O=0\n[ -n "$D" ] && O=1 && srun echo $O\nsrun echo $O\ncase $K in a) O=2; srun echo $O ;; *) srun echo $O ;; esac\n'
+    'while read -r L; do O="$O $L"; (O=3; srun echo $O) || srun echo "$O"; done < f\nsrun echo $O\n'
+    'g() { if true; then O=4; else srun echo $O; fi; srun echo ${O:-x}; }\nsrun echo $O\n'
+    'for I in 1 2; do until false; do O=$I; srun echo $O; done; srun echo $O; done\nsrun bash -c "echo $O"\n',
 ]
 
 
@@ -123,9 +129,15 @@ def _afresh(original):
     return read
 
 
+def _plain_use_scopes(use):
+    """The constructs around a use: every ancestor's bounds and type."""
+    return set() if use is None else {(n.start_byte, n.end_byte, n.type) for n in ancestors(use)}
+
+
 @pytest.fixture
 def plain(monkeypatch):
     def turn_off():
+        monkeypatch.setattr(model_values, "_use_scopes", _plain_use_scopes)  # no bounds compared
         monkeypatch.setattr(model_values, "_LEADING_BLANKS", frozenset(range(256)))  # node_span always
         monkeypatch.setattr(model_values, "_PLAIN_WORDS", frozenset())  # no plain-word path
         monkeypatch.setattr(model_values, "_product", _plain_product)
@@ -153,6 +165,7 @@ def test_the_shortcuts_are_really_turned_off(plain):
     """(The comparison above would pass trivially if the plain reading were the fast one.)"""
     plain()
     assert model_values._product is _plain_product and not model_values._PLAIN_WORDS
+    assert model_values._use_scopes is _plain_use_scopes
 
 
 def test_product_joins_single_values_between_several_as_it_would_one_by_one():

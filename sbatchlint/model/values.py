@@ -753,10 +753,12 @@ class Values:
             if not scopes:
                 break  # inside no conditional construct at all: unconditional wherever the use is
             if use_scopes is None:
-                use_scopes = set()
-                if use is not None:
-                    use_scopes = {(n.start_byte, n.end_byte, n.type) for n in ancestors(use)}
-            if not any(key not in use_scopes for key in scopes):
+                use_scopes = _use_scopes(use)
+            if use_scopes.__class__ is tuple:  # the use's bounds: an enclosing construct holds them
+                use_start, use_end = use_scopes
+                if all(start <= use_start and use_end <= end for start, end, _kind in scopes):
+                    break
+            elif not any(key not in use_scopes for key in scopes):
                 break
         else:
             chosen.append(None)  # type: ignore[arg-type]  # the variable may be unset (environment)
@@ -1821,6 +1823,21 @@ def _carried_unknown(p: Piece, span: Span, quote: str, name: str, site: Tuple[Sp
     made.loop = p.loop
     made._exact = None
     return made
+
+
+def _use_scopes(use: Optional[Node]) -> "set | Tuple[int, int]":
+    """What ``Values.lookup`` compares an assignment's conditional constructs with: the use's
+    bounds, when it has any (a conditional construct whose bounds hold them is one of its
+    ancestors: the nodes of a tree nest, and no construct of ``CONDITIONAL_TYPES`` has the
+    bounds of a node a value is looked up at, an expansion, a command or an assignment), rather
+    than every ancestor's bounds and type, read from the tree node by node; else the set of
+    those (empty without a use: then no construct encloses it)."""
+    if use is None:
+        return set()
+    start, end = use.start_byte, use.end_byte
+    if start < end and use.type not in CONDITIONAL_TYPES:
+        return (start, end)
+    return {(n.start_byte, n.end_byte, n.type) for n in ancestors(use)}
 
 
 def _scope_sets(node: Node) -> Tuple[set, set]:
