@@ -621,3 +621,28 @@ def test_a_text_scan_finds_a_shape_in_a_file_without_a_secret_name():
     data = b"#!/bin/bash\npython a.py --auth hf_" + b"Q7v" * 12 + b"\n"
     (found,) = text_scan(Source(data, "job.sh"))
     assert found.kind == "Hugging Face token"
+
+
+# -- a command's program, set when it is built from a plain first word ---------------------------
+PROGRAM_SHAPES = [
+    "echo a\n/usr/bin/srun -N1 x\n./run.sh\nsrun\\ x y\n'srun' a\n\"$S\" b\n$SRUN b\nX=1 env srun a\n",
+    "A=$B/c_$\nsrun.d x\n${R}un y\nd/é/srun z\n/ a\nr/ b\nexec srun c\n$(which srun) d\nsrun$X e\n",
+    "a\\\nb c\n  srun   x  \nf() { srun -n1 a; }\nif true; then time srun b; fi\n",
+]
+
+
+@pytest.mark.parametrize("body", PROGRAM_SHAPES)
+def test_a_commands_program_set_when_built_is_what_its_argv_gives(body):
+    from sbatchlint.model.steps import Command, _basename
+
+    model = script(HEADER + body)
+    seen = 0
+    for command in model.commands:
+        set_when_built = "program" in command.__dict__
+        seen += set_when_built
+        program = command.program
+        del command.__dict__["program"]
+        assert program == Command.program.func(command)  # the property's own reading
+        argv = command.argv
+        assert program == (_basename(argv[0].text) if argv and argv[0].known else "")
+    assert seen  # (the shortcut was taken)

@@ -18,7 +18,9 @@ from .. import shell
 from ..lazyclass import dataclass, field
 from ..shell import ancestors, node_span
 from ..source import Span
-from .values import DEFAULT_IFS, Piece, Value, Values, Word, _value, _word, cached_property
+from .values import (
+    _LEADING_BLANKS, _PLAIN_WORDS, _TRAILING_BLANKS, DEFAULT_IFS, Piece, Value, Values, Word, _value, _word, cached_property,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -148,7 +150,8 @@ class Command:
     @cached_property
     def program(self) -> str:
         """The basename of argv[0] ("" when unknown). Asked by many rules of every command;
-        computed once (a command's argv is never changed after it is built)."""
+        computed once (a command's argv is never changed after it is built), or set when a batch
+        command whose first word is a plain word is built (``_command``)."""
         if "argv" not in self.__dict__:
             text = self._values.plain_first_word(self._arguments)
             if text is not None:
@@ -316,6 +319,18 @@ def _command(values: Values, node: Node, in_string: bool = False) -> Command:
     command.env = env
     command.in_string = False
     command.step = None
+    # Its ``program`` when the first word is a plain word (``Values.plain_first_word``, most
+    # commands), set here, where the node is at hand: every command's program is asked (by
+    # ``build_steps`` first), and the property's call, and its calls, cost more than this.
+    if argument_nodes:
+        first = argument_nodes[0]
+        if first.type in _PLAIN_WORDS:
+            data = values.data
+            start, end = first.start_byte, first.end_byte
+            if start < end and not (data[start] in _LEADING_BLANKS or data[end - 1] in _TRAILING_BLANKS):
+                if not (values._cut_words and data[start - 1] == 36) and data.find(b"\\", start, end) < 0:
+                    slash = data.rfind(b"/", start, end)
+                    command.program = data[start if slash < 0 else slash + 1 : end].decode("utf-8", errors="replace")
     return command
 
 
