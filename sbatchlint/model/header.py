@@ -442,7 +442,7 @@ def parse_header(source: Source, data_regions: Sequence[Span] = (), table=None) 
             directives = _directives(source, number, Span(start, end), "header" if in_header else "late", header.table)
             if in_header:
                 for directive in directives:
-                    if directive.separator:
+                    if directive.dashes == "" and directive.option in HET_SEPARATORS:  # (``separator``)
                         header.components += 1
                     directive.component = header.components
             header.directives.extend(directives)
@@ -524,10 +524,12 @@ def _directives(source: Source, number: int, span: Span, placement: str, table) 
     tokens = tokenize(source, span.start + len(MAGIC), span.end)
     out = _build_directives(source, number, span, placement, tokens, table)
     glued_at = span.start + len(MAGIC)
+    data, encoding = source.data, source.encoding
     for directive in out:
         directive.source = source
-        directive.text = source.text(directive.span)
-        directive.glued = directive.span.start == glued_at
+        whole = directive.span
+        directive.text = data[whole.start : whole.end].decode(encoding, errors="replace")  # (``source.text``)
+        directive.glued = whole.start == glued_at
     for token in tokens:
         if token.unclosed is not None:
             for directive in out:
@@ -566,7 +568,9 @@ def _build_directives(source: Source, number: int, span: Span, placement: str, t
             if "=" in body:
                 name, value = body.split("=", 1)
                 spec = sbatch_options.lookup(table, name)
-                eq = _byte_index(source, token.span, "=")
+                eq = source.data.find(b"=", token.span.start, token.span.end)
+                if eq < 0:
+                    eq = token.span.end
                 option_span = Span(token.span.start, eq)
                 value_span: Optional[Span] = Span(eq + 1, token.span.end)
                 out.append(Directive(number, span, name, dashes, spec, value, token.span, option_span,
@@ -612,8 +616,3 @@ def _build_directives(source: Source, number: int, span: Span, placement: str, t
         out.append(Directive(number, span, letter, dashes, spec, value, whole, option_span, value_span,
                              placement, truncated, rest))
     return out
-
-
-def _byte_index(source: Source, span: Span, char: str) -> int:
-    index = source.data.find(char.encode(), span.start, span.end)
-    return index if index >= 0 else span.end
