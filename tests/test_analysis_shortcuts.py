@@ -339,3 +339,73 @@ def test_a_task_string_command_keeping_the_steps_words_is_what_mapping_it_gives(
                     assert [(w.value, w.span, w.alternatives) for w in fast.argv] == [
                         (w.value, w.span, w.alternatives) for w in full.argv]
                     assert [(e.name, e.value, e.span) for e in fast.env] == [(e.name, e.value, e.span) for e in full.env]
+
+
+# -- early expansions: the uses of a variable found per name ---------------------------------------
+USE_SHAPES = [
+    # names inside others' names, defaults, lengths, indirection, arrays, nested expansions
+    'A=1\nAB=2\nB_A=3\necho "$A $AB ${B_A} ${#A} ${A:-$AB} ${!AB} ${ARR[$A]}"\n'
+    'CMD="python t.py --rank $SLURM_PROCID --a $A"\nsrun bash -c "$CMD"\n',
+    # words the grammar cuts at a bare ``$``: their ``$NAME`` is in no expansion node
+    "X=$A/b_$C.d\nY=/x/rank_$C\nsrun bash -c \"echo $X $C\"\n",
+    # names whose bytes appear outside their expansions, and in a longer name's
+    'NAME=1\nFULL_NAME=2\necho "NAME $NAME ${FULL_NAME}"\nsrun bash -c "echo ${NAME} \\$FULL_NAME"\n',
+]
+
+
+def _all_uses(script):
+    """The uses of every variable at once: what ``_Flows`` collected before it asked per name."""
+    from sbatchlint import shell
+
+    uses = {}
+    for node in script.nodes_of_type("simple_expansion", "expansion"):
+        for child in node.named_children:
+            if child.type == "variable_name":
+                uses.setdefault(shell.text(child, script.data), []).append(node)
+                break
+    hidden = shell.hidden_expansions(script.node_index, script.data)
+    for expansion in hidden:
+        uses.setdefault(expansion.name, []).append(expansion.dollar)
+    for name in {expansion.name for expansion in hidden}:
+        uses[name].sort(key=lambda node: node.start_byte)
+    return uses
+
+
+@pytest.mark.parametrize("body", USE_SHAPES)
+def test_the_uses_of_a_name_found_alone_are_those_found_for_every_name(body):
+    from sbatchlint.model import boundary
+
+    script = script_of(body)
+    every = _all_uses(script)
+    assert len(every) >= 2
+    # (past boundary._ALONE names, the flows read every name at once: both ways are met)
+    names = [*every, "MISSING", "\ufffd"]
+    for flows, name in [(flows, name) for flows, order in ((boundary._Flows(script), names),
+                                                           (boundary._Flows(script), names[::-1])) for name in order]:
+        found = flows.uses_of(name)
+        assert [(n.start_byte, n.end_byte, n.type) for n in found] == [
+            (n.start_byte, n.end_byte, n.type) for n in every.get(name, [])], name
+        assert [n.start_byte for n in flows.uses_of(name)] == [n.start_byte for n in found]  # (asked again)
+
+
+def test_the_use_shapes_hold_hidden_expansions():
+    from sbatchlint import shell
+
+    assert any(shell.hidden_expansions(script_of(b).node_index, script_of(b).data) for b in USE_SHAPES)
+
+
+# -- launches: a parallelism size's number, kept ----------------------------------------------------
+def test_a_parallel_sizes_number_kept_is_the_integer_its_value_gives():
+    from sbatchlint.model import launch as launch_model
+
+    body = ('for TP in 1 2; do\n  srun bash -c "torchrun --nnodes=2 t.py --tp $TP --pp 2 '
+            'model.context_parallel_size=${CP:-2} --expert-model-parallel-size x"\ndone\n')
+    script = script_of(body)
+    seen = []
+    for launch in launch_model.launches(script):
+        for variant in launch.variants or [launch]:
+            for size in variant.parallelism.values():
+                first = size.number
+                assert first == launch_model.as_int(size.value) and size.number == first
+                seen.append(first)
+    assert 1 in seen and 2 in seen and None in seen

@@ -377,24 +377,34 @@ class _Flows:
 
     def __init__(self, script: "Script") -> None:
         self.script = script
+        # the uses of each name asked (``uses_of``): the judged entries of most scripts ask of a
+        # name or two, and reading the variable of every expansion of the script cost more than
+        # the rest; past ``_ALONE`` names, those of every name at once (``every``: then a name
+        # not in ``uses`` has none), which keeps the cost linear in the script's size
         self.uses: Dict[str, List[Node]] = {}
-        for node in script.nodes_of_type("simple_expansion", "expansion"):
-            for child in node.named_children:
-                if child.type == "variable_name":
-                    self.uses.setdefault(shell.text(child, script.data), []).append(node)
-                    break
-        # ``$NAME`` in no expansion node (a word the grammar cut at a bare ``$``): its ``$`` token
-        hidden = shell.hidden_expansions(script.node_index, script.data)
-        for expansion in hidden:
-            self.uses.setdefault(expansion.name, []).append(expansion.dollar)
-        for name in {expansion.name for expansion in hidden}:
-            self.uses[name].sort(key=_start_byte)
+        self.every = False
         self.string_nodes = [
             step.string_word.node
             for step in script.steps
             if step.string_word is not None and step.string_word.node is not None
         ]
         self.memo: Dict[str, Optional[str]] = {}
+
+    def uses_of(self, name: str) -> List[Node]:
+        """The expansions of ``name`` in the script, in source order: each ``simple_expansion`` or
+        ``expansion`` node whose variable it is, and the ``$`` token of each ``$NAME`` in no
+        expansion node (a word the grammar cut at a bare ``$``). Found when first asked."""
+        found = self.uses.get(name)
+        if found is not None:
+            return found
+        if self.every:
+            return []
+        if len(self.uses) < _ALONE:
+            found = self.uses[name] = _uses_of(self.script, name)
+            return found
+        self.uses = _every_use(self.script)
+        self.every = True
+        return self.uses.get(name, [])
 
     def obstacle(self, assignment: Node) -> Optional[str]:
         """None when the value assigned here reaches nothing but task strings of steps (and
@@ -418,7 +428,7 @@ class _Flows:
         if self.script.values.is_exported(name):
             result = f"`{name}` is exported, so every task's environment would hold the escaped text"
         else:
-            for use in self.uses.get(name, []):
+            for use in self.uses_of(name):
                 result = self._use(name, use, visiting)
                 if result:
                     break
@@ -460,6 +470,51 @@ class _Flows:
 
 def _start_byte(node: Node) -> int:
     return node.start_byte
+
+
+# How many names ``_Flows.uses_of`` looks for one by one (a pass over the expansion nodes each,
+# cheaper than reading every node's variable) before it reads them all at once.
+_ALONE = 2
+
+
+def _every_use(script: "Script") -> Dict[str, List[Node]]:
+    """``_Flows.uses_of`` of every name at once."""
+    data = script.data
+    uses: Dict[str, List[Node]] = {}
+    for node in script.nodes_of_type("simple_expansion", "expansion"):
+        for child in node.named_children:
+            if child.type == "variable_name":
+                uses.setdefault(shell.text(child, data), []).append(node)
+                break
+    # ``$NAME`` in no expansion node (a word the grammar cut at a bare ``$``): its ``$`` token
+    hidden = shell.hidden_expansions(script.node_index, data)
+    for expansion in hidden:
+        uses.setdefault(expansion.name, []).append(expansion.dollar)
+    for name in {expansion.name for expansion in hidden}:
+        uses[name].sort(key=_start_byte)
+    return uses
+
+
+def _uses_of(script: "Script", name: str) -> List[Node]:
+    """See ``_Flows.uses_of``. An expansion node's variable is read only when the node's bytes
+    hold the name's: a variable's text is its bytes decoded, so they hold it whenever the name
+    decodes from valid bytes (it has no U+FFFD, which ``shell.text`` puts for invalid ones)."""
+    data = script.data
+    needle = name.encode("utf-8") if "\ufffd" not in name else b""
+    found: List[Node] = []
+    for node in script.nodes_of_type("simple_expansion", "expansion"):
+        if needle not in data[node.start_byte : node.end_byte]:
+            continue
+        for child in node.named_children:
+            if child.type == "variable_name":
+                if shell.text(child, data) == name:
+                    found.append(node)
+                break
+    hidden = [expansion.dollar for expansion in shell.hidden_expansions(script.node_index, data) if expansion.name == name]
+    if hidden:
+        found.extend(hidden)
+        found.sort(key=_start_byte)
+    return found
 
 
 def _declaration_problem(assignment: Node, name: str, data: bytes) -> Optional[str]:

@@ -54,7 +54,7 @@ from .steps import SHELLS, Command, Step, parse_task_string, task_string_command
 from .steps import EnvAssignment, inner_command, parsed_task_string, remap, step_span, task_tree
 from .steps import _outer_span, _remap_word
 from .swaps import shifted_words, swapped_words
-from .values import Piece, Value, Word, split_value, consistent
+from .values import Piece, Value, Word, cached_property, split_value, consistent
 from ..shell import ancestors
 from ..lazyre import IGNORECASE, lazy
 from ..stdlite import lru_cache  # (functools' own, without importing functools)
@@ -259,8 +259,10 @@ class ParallelSize:
     words: List[Word]
     value: Value
 
-    @property
+    @cached_property
     def number(self) -> Optional[int]:
+        """The size as an integer, when known (``as_int``; kept: ``Launch.configurations`` reads
+        each size's several times)."""
         return as_int(self.value)
 
     @property
