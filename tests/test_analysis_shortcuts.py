@@ -409,3 +409,47 @@ def test_a_parallel_sizes_number_kept_is_the_integer_its_value_gives():
                 assert first == launch_model.as_int(size.value) and size.number == first
                 seen.append(first)
     assert 1 in seen and 2 in seen and None in seen
+
+
+# -- the swapped words of an alternative task string, kept per pair ---------------------------------
+SWAP_SHAPES = [
+    # of the same length (1 / 4), of another (16), the same text twice (1), a rewritten name
+    'for TP in 1 4 16 1; do\n  srun bash -c "torchrun --nnodes=2 t.py --tp $TP --pp 2"\ndone\n',
+    'for A in ab cd; do\n  for B in 1 2; do\n    srun bash -c "python t.py --a $A --b $B; echo $A"\n  done\ndone\n',
+    'for P in x.py yy.py; do\n  srun bash -c "$P --x 1"\ndone\n',
+]
+
+
+def _positions(found):
+    return None if found is None else [(n.start_byte, n.end_byte) for n in found]
+
+
+@pytest.mark.parametrize("body", SWAP_SHAPES)
+def test_swapped_words_kept_are_those_found_anew(body):
+    """``kept_swapped_words`` answers each (string, alternative) as ``swapped_words`` does, asked
+    in any order and again, after the rules asked it too."""
+    from sbatchlint.model.steps import task_tree
+    from sbatchlint.model.swaps import kept_swapped_words, swapped_words
+
+    for linted in (False, True):
+        script = script_of(body)
+        if linted:
+            script.steps
+            script.launches
+            [e.escapable for e in script.early_expansions]
+        pairs = []
+        for step in script.steps:
+            string = step.task_string
+            if string is None or step.string_word is None:
+                continue
+            for alternative in step.string_word.alternatives or ():
+                pairs.append((string, alternative))
+        assert len(pairs) >= 2
+        results = set()
+        for string, alternative in pairs + pairs[::-1]:
+            root = task_tree(script.values, string.text.encode("utf-8")).root_node
+            kept = _positions(kept_swapped_words(script.values, root, string, alternative))
+            fresh = _positions(swapped_words(root, string, alternative))
+            assert kept == fresh
+            results.add(None if fresh is None else tuple(fresh))
+        assert len(results) >= 2  # (different answers for the alternatives of one string)

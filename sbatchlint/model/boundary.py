@@ -28,7 +28,7 @@ from ..lazyclass import dataclass, field
 from ..shell import ancestors, node_span
 from ..source import Span
 from .steps import parsed_task_string, task_tree
-from .swaps import shifted_words, swapped_words
+from .swaps import kept_swapped_words, shifted_words
 from .values import CONDITIONAL_TYPES, Assignment, Piece, Value, Values, Word
 from ..lazyre import lazy
 
@@ -320,7 +320,7 @@ def _own_tree(occurrence: Occurrence, values: Values) -> Optional[Node]:
     if not occurrence.in_string or string is None or value is string:
         return None
     root = task_tree(values, string.text.encode("utf-8")).root_node
-    return root if swapped_words(root, string, value) is not None else None
+    return root if kept_swapped_words(values, root, string, value) is not None else None
 
 
 class _ShiftedTree:

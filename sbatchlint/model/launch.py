@@ -53,7 +53,7 @@ from .branches import alternative_groups
 from .steps import SHELLS, Command, Step, parse_task_string, task_string_command
 from .steps import EnvAssignment, inner_command, parsed_task_string, remap, step_span, task_tree
 from .steps import _outer_span, _remap_word
-from .swaps import shifted_words, swapped_words
+from .swaps import kept_swapped_words, shifted_words
 from .values import Piece, Value, Word, cached_property, split_value, consistent
 from ..shell import ancestors
 from ..lazyre import IGNORECASE, lazy
@@ -959,7 +959,7 @@ def _substituted(script: "Script", step: Step, alternative: Value, index: int, m
     parse = parsed_task_string(script.values, string)  # (memoised: the step's own parse)
     if index >= len(parse.nodes):
         return None
-    swapped = swapped_words(parse.local[0].root_node, string, alternative)
+    swapped = kept_swapped_words(script.values, parse.local[0].root_node, string, alternative)
     if swapped is None:
         return _shifted(script, parse, step, alternative, index)
     if not swapped:

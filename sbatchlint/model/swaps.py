@@ -95,6 +95,22 @@ def swapped_words(root, string: "Value", alternative: "Value") -> "Optional[List
     return nodes
 
 
+def kept_swapped_words(values, root, string: "Value", alternative: "Value") -> "Optional[List]":
+    """``swapped_words`` of ``root``, the tree of ``string``'s text that ``values`` (the batch
+    script's) holds (``steps.task_tree``), kept there per pair of values: the launch model and the
+    early-expansion judgement ask it of the same alternatives of a string. Shared: do not modify."""
+    memo = values.__dict__.get("_swapped_words")
+    if memo is None:
+        memo = values.__dict__["_swapped_words"] = {}
+    key = (id(string), id(alternative))
+    kept = memo.get(key)
+    if kept is not None and kept[0] is string and kept[1] is alternative:
+        return kept[2]
+    found = swapped_words(root, string, alternative)
+    memo[key] = (string, alternative, found)  # (both kept alive: their ids stay their own)
+    return found
+
+
 def _numeric_start(text: str) -> bool:
     """A word the shell's grammar may read as a number (``2``, ``-1``, ``64#z``)."""
     return text[:1].isdigit() or (text[:1] == "-" and text[1:2].isdigit())
