@@ -344,7 +344,7 @@ def test_a_task_string_command_keeping_the_steps_words_is_what_mapping_it_gives(
 # -- early expansions: the uses of a variable found per name ---------------------------------------
 USE_SHAPES = [
     # names inside others' names, defaults, lengths, indirection, arrays, nested expansions
-    'A=1\nAB=2\nB_A=3\necho "$A $AB ${B_A} ${#A} ${A:-$AB} ${!AB} ${ARR[$A]}"\n'
+    'A=1\nAB=2\nB_A=3\necho "${AB:-0} $AB ${A%x}" $A\necho "$A $AB ${B_A} ${#A} ${A:-$AB} ${!AB} ${ARR[$A]}"\n'
     'CMD="python t.py --rank $SLURM_PROCID --a $A"\nsrun bash -c "$CMD"\n',
     # words the grammar cuts at a bare ``$``: their ``$NAME`` is in no expansion node
     "X=$A/b_$C.d\nY=/x/rank_$C\nsrun bash -c \"echo $X $C\"\n",

@@ -502,18 +502,19 @@ def _uses_of(script: "Script", name: str) -> List[Node]:
     data = script.data
     needle = name.encode("utf-8") if "\ufffd" not in name else b""
     found: List[Node] = []
-    for node in script.nodes_of_type("simple_expansion", "expansion"):
-        if needle not in data[node.start_byte : node.end_byte]:
-            continue
-        for child in node.named_children:
-            if child.type == "variable_name":
-                if shell.text(child, data) == name:
-                    found.append(node)
-                break
-    hidden = [expansion.dollar for expansion in shell.hidden_expansions(script.node_index, data) if expansion.name == name]
-    if hidden:
-        found.extend(hidden)
-        found.sort(key=_start_byte)
+    # (each type's nodes as the index groups them, then sorted: merging the two groups in walk
+    # order cost a pass over every node the index keeps, and no two of them start at one byte)
+    for kind in ("simple_expansion", "expansion"):
+        for node in script.nodes_of_type(kind):
+            if needle not in data[node.start_byte : node.end_byte]:
+                continue
+            for child in node.named_children:
+                if child.type == "variable_name":
+                    if shell.text(child, data) == name:
+                        found.append(node)
+                    break
+    found.extend(expansion.dollar for expansion in shell.hidden_expansions(script.node_index, data) if expansion.name == name)
+    found.sort(key=_start_byte)
     return found
 
 
