@@ -453,3 +453,28 @@ def test_swapped_words_kept_are_those_found_anew(body):
             assert kept == fresh
             results.add(None if fresh is None else tuple(fresh))
         assert len(results) >= 2  # (different answers for the alternatives of one string)
+
+
+# -- step geometry: the header's --ntasks-per-node read once per script -------------------------------
+GEOMETRY_SHAPES = [
+    "#SBATCH --ntasks-per-node=4\nsrun python a.py\nsrun --nodes=1 python b.py\nsrun --ntasks=3 python c.py\n",
+    "#SBATCH --ntasks=16\nsrun python a.py\nsrun --nodes=2 python b.py\n",
+    "#SBATCH --ntasks=8\n#SBATCH --ntasks-per-node=x\nsrun python a.py\nsrun --ntasks-per-node=2 python b.py\n",
+]
+
+
+def _geometry_facts(geo):
+    return [(q.value, repr(q.origin)) for q in (geo.nodes, geo.ntasks, geo.tasks_per_node, geo.gpus_per_node, geo.cpus_per_task)]
+
+
+@pytest.mark.parametrize("body", GEOMETRY_SHAPES)
+def test_step_geometry_with_the_header_count_kept_is_the_one_read_anew(body, monkeypatch):
+    from sbatchlint.model import geometry as geometry_model
+
+    kept = script_of(body)
+    facts = [_geometry_facts(geometry_model.geometry(kept, step)) for step in kept.steps]
+    monkeypatch.setattr(geometry_model, "_header_per_node",
+                        lambda script: geometry_model._header_count(script, "ntasks-per-node"))
+    fresh = script_of(body)
+    assert facts == [_geometry_facts(geometry_model.geometry(fresh, step)) for step in fresh.steps]
+    assert _geometry_facts(kept.job_geometry) == _geometry_facts(fresh.job_geometry)

@@ -459,6 +459,15 @@ def _header_count(script: "Script", name: str) -> Quantity:
     return Quantity(parse_count(directive.value), _header_origin(directive))
 
 
+def _header_per_node(script: "Script") -> Quantity:
+    """``_header_count`` of ``--ntasks-per-node``, read once per script: the job's geometry reads
+    it, and so does every step that takes the job's task count (frozen: shared)."""
+    kept = script.__dict__.get("_header_per_node")
+    if kept is None:
+        kept = script.__dict__["_header_per_node"] = _header_count(script, option_table.NTASKS_PER_NODE)
+    return kept
+
+
 def _by_free_cpus(script: "Script") -> bool:
     """The allocation places the job's tasks by free CPUs: ``--ntasks`` without ``--ntasks-per-node``."""
     return header_directive(script, option_table.NTASKS) is not None and header_directive(script, option_table.NTASKS_PER_NODE) is None
@@ -466,7 +475,7 @@ def _by_free_cpus(script: "Script") -> bool:
 
 def build_job_geometry(script: "Script") -> Geometry:
     total = _header_count(script, option_table.NTASKS)
-    per_node = _header_count(script, option_table.NTASKS_PER_NODE)
+    per_node = _header_per_node(script)
     nodes_directive = header_directive(script, option_table.NODES)
     if nodes_directive is not None:
         low, high = parse_nodes(nodes_directive.value)
@@ -637,7 +646,7 @@ def _build_step(script: "Script", step: "Step") -> Geometry:
     elif count_set:
         # the header gives a task count: srun reads SLURM_NTASKS (and SLURM_NTASKS_PER_NODE) as its own
         total = job.ntasks
-        per_node = own_per_node if per_node_opt is not None else _header_count(script, option_table.NTASKS_PER_NODE)
+        per_node = own_per_node if per_node_opt is not None else _header_per_node(script)
         if nodes_opt is None or (nodes.value is not None and nodes.value == job.nodes.value):
             inherited = job.tasks_per_node
     else:
