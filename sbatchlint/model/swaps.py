@@ -99,16 +99,7 @@ def kept_swapped_words(values, root, string: "Value", alternative: "Value") -> "
     """``swapped_words`` of ``root``, the tree of ``string``'s text that ``values`` (the batch
     script's) holds (``steps.task_tree``), kept there per pair of values: the launch model and the
     early-expansion judgement ask it of the same alternatives of a string. Shared: do not modify."""
-    memo = values.__dict__.get("_swapped_words")
-    if memo is None:
-        memo = values.__dict__["_swapped_words"] = {}
-    key = (id(string), id(alternative))
-    kept = memo.get(key)
-    if kept is not None and kept[0] is string and kept[1] is alternative:
-        return kept[2]
-    found = swapped_words(root, string, alternative)
-    memo[key] = (string, alternative, found)  # (both kept alive: their ids stay their own)
-    return found
+    return _per_pair(values, "_swapped_words", string, alternative, lambda: swapped_words(root, string, alternative))
 
 
 def _numeric_start(text: str) -> bool:
@@ -179,16 +170,22 @@ def shifted_words(root, inner, string: "Value", alternative: "Value") -> "Option
     """``_shifted_words``, worked out once per string and alternative (the launch variants and
     the early-expansion check ask for the same ones), kept with the string's own values
     ``inner`` (which hold nothing that refers back to them: no reference cycle)."""
-    memo = inner.__dict__.get("_shifted_words")
+    return _per_pair(inner, "_shifted_words", string, alternative, lambda: _shifted_words(root, inner, string, alternative))
+
+
+def _per_pair(holder, attribute: str, string: "Value", alternative: "Value", compute):
+    """``compute()``, kept in ``holder``'s dict ``attribute`` per pair of values (by identity:
+    both are kept with the answer, so their ids stay their own)."""
+    memo = holder.__dict__.get(attribute)
     if memo is None:
-        memo = inner.__dict__["_shifted_words"] = {}
+        memo = holder.__dict__[attribute] = {}
     key = (id(string), id(alternative))
-    found = memo.get(key)
-    if found is not None and found[0] is string and found[1] is alternative:
-        return found[2]
-    result = _shifted_words(root, inner, string, alternative)
-    memo[key] = (string, alternative, result)  # (both kept alive: their ids stay theirs)
-    return result
+    kept = memo.get(key)
+    if kept is not None and kept[0] is string and kept[1] is alternative:
+        return kept[2]
+    found = compute()
+    memo[key] = (string, alternative, found)
+    return found
 
 
 def _shifted_words(root, inner, string: "Value", alternative: "Value") -> "Optional[Tuple[List[Tuple], List[Tuple[int, int]]]]":
