@@ -28,3 +28,20 @@ def fix_text(text: str, select: Optional[Sequence[str]] = None, unsafe: bool = F
 def said(d: Diagnostic) -> str:
     """Everything a finding tells its reader: the first line, the help and the notes, a line each."""
     return "\n".join([d.message, d.help or "", *d.notes])
+
+
+def clean_path() -> List[str]:
+    """The package's folder and its dependencies' (what ``python -S`` leaves off ``sys.path``),
+    for a child interpreter run as a fresh virtual environment would run it."""
+    import importlib.util
+    import os
+
+    import sbatchlint
+
+    folders = [os.path.dirname(os.path.dirname(os.path.abspath(sbatchlint.__file__)))]
+    for name in ("tree_sitter", "tree_sitter_bash", "click"):
+        spec = importlib.util.find_spec(name)
+        folder = os.path.dirname(list(spec.submodule_search_locations)[0])
+        if folder not in folders:
+            folders.append(folder)
+    return folders

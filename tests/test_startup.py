@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from lintutil import clean_path
 
 PROBE = r"""
 import os, re, sys
@@ -180,21 +181,6 @@ def test_a_command_line_of_paths_imports_no_option_parser(tmp_path):
     assert done.stdout.splitlines()[-2:] == ["exit 0", "False"], done.stderr
 
 
-def _clean_path() -> list:
-    """The package's folder and its dependencies' (what ``-S`` leaves off ``sys.path``)."""
-    import importlib.util
-
-    import sbatchlint
-
-    folders = [os.path.dirname(os.path.dirname(os.path.abspath(sbatchlint.__file__)))]
-    for name in ("tree_sitter", "tree_sitter_bash", "click"):
-        spec = importlib.util.find_spec(name)
-        folder = os.path.dirname(list(spec.submodule_search_locations)[0])
-        if folder not in folders:
-            folders.append(folder)
-    return folders
-
-
 def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
     """The modules a run over one script could import and does not need: the option parser, the
     standard data classes (and ``inspect``), OpenSSL's hashes, JSON (the cache is ``marshal``),
@@ -211,7 +197,7 @@ def test_a_cold_run_imports_only_what_linting_needs(tmp_path):
              "try:\n    main(['job.sh'])\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
              f"print(sorted(m for m in {unwanted!r} if m in sys.modules and m not in started))\n")
     env = {name: value for name, value in os.environ.items() if not name.startswith("SBATCHLINT_")}
-    env["PYTHONPATH"] = os.pathsep.join(_clean_path())
+    env["PYTHONPATH"] = os.pathsep.join(clean_path())
     for run in ("no cached result", "cached result"):
         # -S: as a fresh virtual environment starts, without this one's .pth files (an editable
         # install's finder imports typing, pathlib and tempfile before any program runs)
@@ -312,7 +298,7 @@ def _compiled_copy(tmp_path):
     finally:
         sys.pycache_prefix = prefix
     env = {name: value for name, value in os.environ.items() if name not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
-    env["PYTHONPATH"] = os.pathsep.join([str(copy)] + _clean_path()[1:])
+    env["PYTHONPATH"] = os.pathsep.join([str(copy)] + clean_path()[1:])
     return copy / "sbatchlint", env
 
 
@@ -450,7 +436,7 @@ def test_loading_the_parser_binding_imports_no_regex_module_and_its_patterns_sti
              "found = tree_sitter.QueryCursor(query).captures(tree.root_node)['w']\n"
              "print([node.text.decode() for node in found], type(sys.modules['re']).__name__, hasattr(sys.modules['re'], 'sub'))\n")
     done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(_clean_path())})
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(clean_path())})
     assert done.stdout.splitlines() == ["[]", "['train.py', 'test.py'] module True"], done.stderr
 
 

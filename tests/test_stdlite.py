@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from lintutil import clean_path
 
 from sbatchlint import stdlite
 from sbatchlint.diagnostics import Applicability, Severity
@@ -80,18 +81,6 @@ def test_lru_cache_is_functools_own():
     assert square.__name__ == "square" and square.__doc__ == "Squares." and square.__wrapped__(5) == 25
 
 
-def _clean_path() -> list:
-    folders = [os.path.dirname(os.path.dirname(os.path.abspath(stdlite.__file__)))]
-    import importlib.util
-
-    for name in ("tree_sitter", "tree_sitter_bash"):
-        spec = importlib.util.find_spec(name)
-        folder = os.path.dirname(list(spec.submodule_search_locations)[0])
-        if folder not in folders:
-            folders.append(folder)
-    return folders
-
-
 def test_a_run_imports_neither_enum_nor_functools_and_the_parsers_log_types_still_work(tmp_path):
     """tree_sitter's binding makes an ``IntEnum`` as it loads: it gets one made when first used,
     which a parser's logger (the one user) still receives as the real ``IntEnum`` members."""
@@ -107,7 +96,7 @@ def test_a_run_imports_neither_enum_nor_functools_and_the_parsers_log_types_stil
              "print(sorted({repr(kind) for kind in seen}), all(isinstance(kind, enum.IntEnum) for kind in seen),\n"
              "      tree_sitter.LogType.LEX == 1, tree_sitter.LogType(0).name, [m.name for m in tree_sitter.LogType])\n")
     env = {name: value for name, value in os.environ.items() if not name.startswith("SBATCHLINT_")}
-    env["PYTHONPATH"] = os.pathsep.join(_clean_path())
+    env["PYTHONPATH"] = os.pathsep.join(clean_path())
     # as installed: compiled bytecode, and the store of compiled patterns the first run writes (a
     # run that compiles a pattern itself imports re, and with it enum and functools)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
